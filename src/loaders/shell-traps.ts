@@ -262,7 +262,7 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  */
 export function bashismIn(
   written: string,
-): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; unclosed?: true; body?: "later" | "group" } | undefined {
+): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; unclosed?: true; body?: "later" | "group" } | undefined {
   if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
   // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
@@ -313,6 +313,7 @@ export function bashismIn(
     ...(substitution ? { substitution: true as const } : {}),
     ...(hereDocument === undefined ? {} : { hereDocument: true as const }),
     ...(hereDocument?.special === undefined ? {} : { special: hereDocument.special }),
+    ...(hereDocument?.subshellSpecial === undefined ? {} : { subshellSpecial: hereDocument.subshellSpecial }),
     ...(pastUnclosed(hereDocument, first.index) ? { unclosed: true as const } : {}),
     ...(body === undefined ? {} : { body }),
   };
@@ -628,12 +629,14 @@ function outsideHereDocuments(run: string): string | undefined {
 
 /**
  * A body of a here-document whose delimiter is unquoted, read (see expansionsIn): where it is, the special builtin its command is
- * (`: <<EOF`), if it is one, and where a `$(...)` or backquoted command in it that is never closed starts (a syntax error from its command on).
+ * (`: <<EOF`), if it is one, outside a subshell or in one, and where a `$(...)` or backquoted command in it that is never closed starts (a syntax error from its command on).
  */
 interface ExpandedBody {
   from: number;
   to: number;
   special?: string;
+  /** The special builtin its command is, in a subshell (`( echo; : <<EOF`, or a `(` on a line above): its failed redirection ends that subshell only. */
+  subshellSpecial?: string;
   unclosed?: number;
 }
 
@@ -659,7 +662,8 @@ let lastRead: { run: string; read: { outside: string; expanded: ExpandedBody[] }
 function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[] } | undefined {
   const reader = new RunReader(run);
   const bodies: { from: number; to: number; kept: { from: number; to: number }[] }[] = [];
-  const expanded: ExpandedBody[] = [];
+  /** With where the operator of a special builtin's is, to tell whether it is in a subshell (see subshellCounter). */
+  const expanded: (ExpandedBody & { operator?: number })[] = [];
   HERE_DOCUMENT.lastIndex = 0;
   read: for (let match = HERE_DOCUMENT.exec(run); match !== null; match = HERE_DOCUMENT.exec(run)) {
     const index = match.index;
@@ -687,7 +691,7 @@ function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[]
         expanded.push({
           from,
           to: body.textEnd,
-          ...(special === undefined ? {} : { special }),
+          ...(special === undefined ? {} : { special, operator: delimiter.operator }),
           ...(kept.unclosed === undefined ? {} : { unclosed: from + kept.unclosed }),
         });
       }
@@ -709,7 +713,52 @@ function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[]
     blanked += run.slice(at, body.to).replace(/[^\n]/g, " ");
     from = body.to;
   }
-  return { outside: blanked + run.slice(from), expanded };
+  const outside = blanked + run.slice(from);
+  // A special builtin's in a subshell still open there (`( echo; : <<EOF`, or a `(` on a line above) ends that subshell only, as another command's fails it only.
+  const subshells = expanded.some((body) => body.special !== undefined) ? subshellCounter(outside) : undefined;
+  const told = expanded.map(({ operator, ...body }) => {
+    if (operator === undefined || body.special === undefined) return body;
+    const open = subshells!(operator);
+    if (open === 0) return body;
+    const { special, ...rest } = body;
+    // Unsure whether it is in one: neither is said.
+    return open === undefined ? rest : { ...rest, subshellSpecial: special };
+  });
+  return { outside, expanded: told };
+}
+
+/**
+ * How many subshells (`(` ... `)`) are open just before each index asked of `text` (a run, its here-documents' bodies blanked), asked in
+ * increasing order: each character is read once. Quotes, `$(...)`, `${...}`, backquoted commands and comments are passed over, and a
+ * function's `()` opens none. Undefined from a `case` on (whose patterns' `)` close none), or where a quote or substitution is never closed.
+ */
+function subshellCounter(text: string): (end: number) => number | undefined {
+  let at = 0;
+  let open: number | undefined = 0;
+  return (end) => {
+    while (open !== undefined && at < end) {
+      const char = text[at]!;
+      if (char === "\\") at += 2;
+      else if (char === "#" && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
+        const lineEnd = text.indexOf("\n", at);
+        at = lineEnd === -1 ? text.length : lineEnd;
+      } else if (char === "'" || char === '"' || char === "`" || (char === "$" && /[({$]/.test(text[at + 1] ?? ""))) {
+        const past = skipQuoted(text, at, 0, false);
+        if (past === -1) open = undefined;
+        at = past;
+      } else if (char === "c" && /^case[ \t]/.test(text.slice(at, at + 5)) && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
+        open = undefined;
+      } else if (char === "(") {
+        const empty = /^\([ \t]*\)/.exec(text.slice(at, at + 40));
+        if (empty === null) open++;
+        at += empty === null ? 1 : empty[0].length;
+      } else {
+        if (char === ")" && open > 0) open--;
+        at++;
+      }
+    }
+    return open;
+  };
 }
 
 /**
@@ -960,7 +1009,7 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string, fails: string) => { f
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
 export function bashismNote(
-  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; unclosed?: true; body?: "later" | "group" },
+  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; unclosed?: true; body?: "later" | "group" },
   multiline: boolean,
   shell: string,
 ): string {
@@ -970,7 +1019,7 @@ export function bashismNote(
     found.substitution === true
       ? "the command substitution it is in exits 2 there and runs nothing after it"
       : found.hereDocument === true
-        ? hereDocumentFails(found.special)
+        ? hereDocumentFails(found.special, found.subshellSpecial)
         : "the task exits 2 there and runs nothing after it";
   const { fails: failure, instead } = found.body === undefined ? BASHISM_FAILURES[found.kind](found.text, fails) : FUNCTION_BODY[found.body];
   // Past a `$(...)` of the body that is never closed: what the construct is, then the syntax error sh stops at before it runs any of it.
@@ -1015,9 +1064,15 @@ export function actionsExpressionNote(written: string): string | undefined {
   return undefined;
 }
 
-/** What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on; but a special builtin's (`: <<EOF`) ends the shell. */
-function hereDocumentFails(special: string | undefined): string {
+/**
+ * What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on; but a special
+ * builtin's (`: <<EOF`) ends the shell, or the subshell it is in (`( echo; : <<EOF`).
+ */
+function hereDocumentFails(special: string | undefined, subshellSpecial?: string): string {
   if (special !== undefined) return `the task exits 2 there and runs nothing after it (the here-document is ${special}'s, a special builtin, whose failed redirection ends the shell)`;
+  if (subshellSpecial !== undefined) {
+    return `the subshell it is in exits 2 there and runs nothing after it (the here-document is ${subshellSpecial}'s, a special builtin, whose failed redirection ends the subshell); the task goes on (under set -e, it ends there)`;
+  }
   return "the command whose here-document it is in fails (exit 2) without running; the task goes on (under set -e, it ends there)";
 }
 
@@ -1037,7 +1092,7 @@ function pastUnclosed(body: ExpandedBody | undefined, index: number): boolean {
 function badSubstitutionFails(body: ExpandedBody | undefined, index: number, substitution: boolean): string {
   if (pastUnclosed(body, index)) return `before that, ${UNCLOSED_BODY_FAILS}`;
   if (substitution) return "the command substitution it is in exits 2 there (its output empty)";
-  if (body !== undefined) return hereDocumentFails(body.special);
+  if (body !== undefined) return hereDocumentFails(body.special, body.subshellSpecial);
   return "the task fails there";
 }
 

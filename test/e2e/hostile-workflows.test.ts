@@ -269,6 +269,24 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
   });
 
   // validate said ok, and the shell then refused the task's whole command.
+  // `( echo in; : <<EOF`, and `: <<EOF` under a `(` on a line above, were said to end the task, as `: <<EOF` outside a subshell does.
+  it("a bad substitution in the body of a special builtin's here-document in a subshell is noted by validate and run as ending that subshell; the task goes on, as sh runs it", async () => {
+    const ws = await workspace(
+      "tasks:\n  a:\n    run: |\n      ( echo in; : <<EOF\n      ${a[0]}\n      EOF\n      echo sub-after\n      )\n      touch after-a\n  b:\n    run: |\n      (\n        : <<EOF\n      ${a[0]}\n      EOF\n        echo sub-after\n      )\n      touch after-b\n",
+    );
+    const note = (place: string, task: string, line: number): string =>
+      `${ws.file}:${place}: task "${task}": run has \${a[0]} (its line ${line}), an array, which /bin/sh (dash) here does not have ("Bad substitution"): a run is run by /bin/sh -c, not bash, so the subshell it is in exits 2 there and runs nothing after it (the here-document is :'s, a special builtin, whose failed redirection ends the subshell); the task goes on (under set -e, it ends there); to write it as text, quote the here-document's delimiter (<<'EOF') or escape it (\\\${, \\$(, a \\ before a backquote)`;
+    const notes = [note("3:10", "a", 2), note("11:10", "b", 3)];
+    const dash = realpathSync("/bin/sh").endsWith("/dash");
+    const validated = await runCli(["validate", ws.file], { cwd: ws.dir });
+    if (dash) expect(validated).toMatchObject({ code: 0, stdout: `${ws.file}: ok, 2 tasks\n${notes.map((line) => `note: ${line}\n`).join("")}` });
+    const result = await runCli(["run", ws.file, "--log-dir", ws.logs, "--output", "plain"], { cwd: ws.dir });
+    expect(result.code).toBe(0);
+    if (dash) for (const line of notes) expect(result.stdout).toContain(`note    ${line}\n`);
+    expect(result.stdout).not.toContain("sub-after");
+    expect(existsSync(path.join(ws.dir, "after-a")) && existsSync(path.join(ws.dir, "after-b"))).toBe(true);
+  });
+
   it("a run that leaves a quote open is noted by validate at the run, naming the quote; the shell does refuse it, and a run with its quotes closed gets no note", async () => {
     const ws = await workspace('tasks:\n  a:\n    run: echo "unterminated\n  b:\n    run: touch ran "$(echo \'"\')"\n');
     const note = `${ws.file}:3:10: task "a": run leaves a " open, at "unterminated: the shell refuses the whole command (a syntax error: unterminated quoted string) and runs none of it; close it, or write a " meant as text as \\" (or inside '...')`;

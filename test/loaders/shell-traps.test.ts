@@ -315,6 +315,20 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
       expect(bashismIn(run), run).toEqual({ kind: "array", text: "${a[0]}", line: 2, hereDocument: true });
       if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 0, stdout: "after\n" });
     }
+    // In a subshell opened before it on its line, or on a line above: that subshell ends there, and the task goes on; closed before it, the task ends.
+    for (const start of ["( echo in; :", "(\n  :"]) {
+      const run = `${start} <<EOF\n\${{ github.sha }} \${a[0]}\nEOF\necho sub-after\n)\necho after`;
+      const ends = "the subshell it is in exits 2 there and runs nothing after it (the here-document is :'s, a special builtin, whose failed redirection ends the subshell); the task goes on";
+      expect(actionsExpressionNote(run), run).toContain(`, and ${ends}`);
+      expect(bashismIn(run), run).toMatchObject({ kind: "array", hereDocument: true, subshellSpecial: ":" });
+      expect(bashismNote(bashismIn(run)!, true, "/bin/sh (dash)"), run).toContain(`so ${ends}`);
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 0, stdout: `${start.includes("in") ? "in\n" : ""}after\n` });
+    }
+    for (const closed of ["(echo in) ; :", "(\n  echo in\n)\n:", 'echo "(" ; :']) {
+      const run = `${closed} <<EOF\n\${a[0]}\nEOF\necho after`;
+      expect(bashismIn(run), run).toMatchObject({ special: ":" });
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 2, stdout: expect.not.stringContaining("after") as unknown });
+    }
     // After `||`, it is the shell's own command still.
     const run = "false || : <<EOF\n${a[0]}\nEOF\necho after";
     expect(bashismIn(run)).toMatchObject({ special: ":" });
