@@ -1,4 +1,5 @@
-import { casePatternEnds, endsHereDocument, hereDocument, type HereDocument, unclosedQuotes } from "./shell-traps.js";
+import { endsHereDocument, hereDocument, type HereDocument } from "./here-documents.js";
+import { casePatternEnds, unclosedQuotes } from "./shell-traps.js";
 import { shortened } from "../shorten.js";
 
 /**
