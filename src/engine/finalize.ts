@@ -1,7 +1,7 @@
 import { dependencyCancelled, emitTerminal, settleWaiters } from "./attempt-outcome.js";
 import type { QueueEvents } from "./events.js";
 import type { Schedule } from "./schedule.js";
-import type { TaskRecord } from "./task-record.js";
+import { TaskRecord } from "./task-record.js";
 import type { TaskTable } from "./task-table.js";
 import { isTerminal, type CancelReason } from "./types.js";
 
@@ -25,13 +25,13 @@ export class Finalizer {
   readonly #events: QueueEvents;
   /** Queues a dependent whose last dependency succeeded. */
   readonly #enqueue: (record: TaskRecord) => void;
-  /** The task whose terminal event is being emitted, its dependents not settled yet (see settleEmitting). */
-  #emitting: TaskRecord | undefined;
   /**
-   * The cascade under way (see #settleDependents): the task whose dependents are being cancelled, and those cancelled
-   * before, whose own are not yet. A shutdown begun by the `cancelled` listener of a task it cancelled finishes it first.
+   * What a listener may interrupt, outermost first (see settleEmitting): a task whose terminal event is being emitted, its
+   * dependents not settled yet, and each cascade under way (see #settleDependents). A stack, not a slot: a listener of one
+   * may end another task (a `failed` listener's cancel), whose own event and cascade come on top of it, and a shutdown
+   * begun in that one's listeners finishes them all, not only the innermost.
    */
-  #cascade: Cascade | undefined;
+  readonly #pending: (TaskRecord | Cascade)[] = [];
 
   constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
     this.#tasks = tasks;
@@ -62,14 +62,21 @@ export class Finalizer {
     record.cancelReason = outcome.cancelReason;
     record.dependency = outcome.dependency;
     settleWaiters(record);
-    const outer = this.#emitting;
-    this.#emitting = cascade ? record : undefined;
+    // With `cascade` false, whoever settles the dependents has them in hand already (the cascade's frame, or a shutdown
+    // that ends every task).
+    if (!cascade) {
+      emitTerminal(this.#events, record);
+      return;
+    }
+    // The record itself, not a frame made for it: every task that ends passes here.
+    const pending = this.#pending;
+    pending.push(record);
     try {
       emitTerminal(this.#events, record);
     } finally {
-      this.#emitting = outer;
+      pending.pop();
     }
-    if (cascade) this.#settleDependents(record);
+    this.#settleDependents(record);
   }
 
   /**
@@ -77,13 +84,20 @@ export class Finalizer {
    * dependents are cancelled for it first, as they were about to be, not as tasks the shutdown did not start.
    */
   settleEmitting(): void {
-    const record = this.#emitting;
-    if (record !== undefined && record.status !== "SUCCEEDED") this.#settleDependents(record);
     // Begun in a cascade (the listener of a task it cancelled): the rest of it, as it was about to be, not as tasks not
-    // started; and of each cascade it is in (a listener's cancel that began another), innermost first.
-    for (let cascade = this.#cascade; cascade !== undefined; cascade = cascade.outer) {
-      this.#settleDependents(cascade.done);
-      for (let done = cascade.stack.pop(); done !== undefined; done = cascade.stack.pop()) this.#settleDependents(done);
+    // started; and of each task whose event or cascade it is in (a listener's cancel that began another), innermost
+    // first, as they would have been settled had the listener returned. Frames pushed meanwhile (the cascades walked
+    // here) are popped before the loop reaches below them; one walked already walks nothing (its list is dropped).
+    const pending = this.#pending;
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const entry = pending[i]!;
+      if (entry instanceof TaskRecord) {
+        // A success's dependents are being queued, not cancelled: the shutdown cancels those still waiting as not started.
+        if (entry.status !== "SUCCEEDED") this.#settleDependents(entry);
+        continue;
+      }
+      this.#settleDependents(entry.done);
+      for (let next = entry.stack.pop(); next !== undefined; next = entry.stack.pop()) this.#settleDependents(next);
     }
   }
 
@@ -96,13 +110,17 @@ export class Finalizer {
   /** Iterative, so a long dependency chain cannot overflow the stack. */
   #settleDependents(root: TaskRecord): void {
     const stack = [root];
-    const outer = this.#cascade;
+    /** This cascade's entry in #pending, from when it first cancels a task. */
+    let cascade: Cascade | undefined;
     try {
       for (let done = stack.pop(); done !== undefined; done = stack.pop()) {
         const dependents = done.dependents;
         if (dependents === undefined) continue;
         // Its list is dropped once walked: a shutdown begun by a listener meanwhile walks it (settleEmitting).
-        if (done.status !== "SUCCEEDED") this.#cascade = { done, stack, outer };
+        if (done.status !== "SUCCEEDED") {
+          if (cascade === undefined) this.#pending.push((cascade = { done, stack }));
+          else cascade.done = done;
+        }
         for (const dependent of dependents) {
           if (isTerminal(dependent.status)) continue;
           if (done.status === "SUCCEEDED") {
@@ -116,14 +134,17 @@ export class Finalizer {
         done.dependents = undefined;
       }
     } finally {
-      this.#cascade = outer;
+      // Those pushed above it (listeners' cancels) have been popped by their own finally.
+      if (cascade !== undefined) this.#pending.pop();
     }
   }
 }
 
-/** A cascade under way (see Finalizer.#settleDependents), and the one whose listener began it, if any. */
+/**
+ * A cascade under way (see Finalizer.#settleDependents): `done`, the task whose dependents are being cancelled, and
+ * `stack`, those cancelled before whose own are not yet.
+ */
 interface Cascade {
   done: TaskRecord;
   stack: TaskRecord[];
-  outer: Cascade | undefined;
 }

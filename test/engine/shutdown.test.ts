@@ -935,6 +935,32 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(queue.get("z2")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "y" });
   });
 
+  it.each([
+    ["the cancelled task's own `cancelled` listener", "x"],
+    ["the `cancelled` listener of a task its cancel cascaded to", "xChild"],
+  ])("begun by %s, where a `failed` listener cancelled it: the failed task's dependents are cancelled because of the failure too", async (_, stopsAt) => {
+    const { queue } = makeQueue({ concurrency: 1, handlers: { failing } });
+    queue.on("failed", (e) => {
+      if (e.id === "a") queue.cancel("x");
+    });
+    queue.on("cancelled", (e) => {
+      if (e.id === stopsAt) void queue.shutdown({ drain: false });
+    });
+    queue.submit({ id: "a", type: "failing", maxAttempts: 1 });
+    queue.submit({ id: "child", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "grandchild", type: "echo", dependsOn: ["child"] });
+    queue.submit({ id: "x", type: "echo", priority: "low" });
+    queue.submit({ id: "xChild", type: "echo", dependsOn: ["x"] });
+    queue.submit({ id: "xGrandchild", type: "echo", dependsOn: ["xChild"] });
+    queue.submit({ id: "other", type: "echo", priority: "low" });
+    await queue.shutdown();
+    expect(queue.get("a")?.status).toBe("FAILED");
+    for (const id of ["child", "grandchild"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    expect(queue.get("x")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
+    for (const id of ["xChild", "xGrandchild"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "x" });
+    expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+  });
+
   it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
     const { queue } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
     queue.on("failed", (e) => {
