@@ -62,7 +62,7 @@ export class GraceTimer {
  * `setTimeout.clock`) where they fake it, else the monotonic clock. Fake timers that fake setTimeout but not `performance`
  * would otherwise make a grace's timer, fired on fake time while real time went on, look held up, and its wait go on.
  */
-function timerNow(): number {
+export function timerNow(): number {
   const clock = (setTimeout as { clock?: { now?: unknown } }).clock;
   return typeof clock?.now === "number" ? clock.now : performance.now();
 }

@@ -26,6 +26,9 @@ export interface ShutdownOptions {
    * After a hard stop, how long to wait for aborted handlers to settle before finalizing them anyway. Default 0;
    * Infinity, and a negative or NaN grace, are refused. The signal aborting, or a shutdown() call with a deadline passed, ends it at once.
    * Held up past its end (the process stopped and continued), it waits on as long as it came late, up to abortGraceMs more in all.
+   * Of several shutdown() calls, the shortest given counts, whichever call's deadline or signal stops: a later call that gives
+   * none keeps an earlier one's, one that gives a longer one changes nothing, and one that gives a shorter one during the
+   * wait ends it that long after the stop (at once if that has passed). The default 0 is for when no call gave one.
    */
   abortGraceMs?: number | undefined;
 }

@@ -2,7 +2,7 @@ import { messageOf } from "../errors.js";
 import { AttemptTimeoutError, isShutdownStop, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import type { Finalizer } from "./finalize.js";
-import { GraceTimer } from "./long-timer.js";
+import { GraceTimer, timerNow } from "./long-timer.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import type { Schedule } from "./schedule.js";
 import { checkShutdownOptions, ShutdownControl, type StopCause } from "./shutdown-control.js";
@@ -36,6 +36,13 @@ export class QueueShutdown {
   #idleWaiters: (() => void)[] = [];
   /** Ends a hard stop's abortGraceMs wait now; set while it waits. */
   #endGrace: (() => void) | undefined;
+  /** Shortens a hard stop's abortGraceMs wait under way to the grace now given (see begin); set while it waits. */
+  #shortenGrace: ((graceMs: number) => void) | undefined;
+  /**
+   * The abortGraceMs of the calls so far: the shortest given, or undefined where none gave one (0 then). Read when the
+   * hard stop comes, whichever call's deadline or signal brings it: a later call that gives none keeps an earlier one's.
+   */
+  #graceMs: number | undefined;
   /** The signal reason of a hard stop, and the error of every task it ends. */
   #stopReason: TaskCancelledError | undefined;
   /** Set where that reason is the stopping signal's own, in its caller's words (see #hardStop). */
@@ -107,17 +114,23 @@ export class QueueShutdown {
       this.#drain = false;
       this.#cancelNotStarted("shutdown: not started");
     }
-    const grace = options.abortGraceMs ?? 0;
+    // A later call keeps what earlier ones gave and tightens it only (see ShutdownOptions): the shortest grace given counts,
+    // for a hard stop to come and for one under way (its wait then ends that long after the stop, or at once if that has passed).
+    const graceMs = options.abortGraceMs;
+    if (graceMs !== undefined && graceMs !== null && graceMs < (this.#graceMs ?? Infinity)) {
+      this.#graceMs = graceMs;
+      this.#shortenGrace?.(graceMs);
+    }
     // A deadline already passed or a signal already aborted stops at once, before a queue
     // that was not started starts anything. During a hard stop's abortGraceMs, either ends
     // the wait for the aborted handlers, as the signal aborting then does; a deadline passing
     // then does not: the attempts it would abort have been.
     const stopped = shutdown.watch(options, calledAt, (cause, signalReason) => {
-      if (!this.#hardStopped) void this.#hardStop(grace, cause, signalReason);
+      if (!this.#hardStopped) void this.#hardStop(cause, signalReason);
       else if (cause === "signal") this.#endGrace?.();
     });
     if (stopped !== undefined) {
-      if (!this.#hardStopped) void this.#hardStop(grace, stopped, stopped === "signal" ? options.signal?.reason : undefined);
+      if (!this.#hardStopped) void this.#hardStop(stopped, stopped === "signal" ? options.signal?.reason : undefined);
       else this.#endGrace?.();
     }
     this.#queue.resume();
@@ -148,7 +161,7 @@ export class QueueShutdown {
   }
 
   /** `signalReason`: the aborted signal's reason, the cause of the error the running tasks end with (a caller's `controller.abort(why)`). */
-  async #hardStop(graceMs: number, cause: StopCause, signalReason?: unknown): Promise<void> {
+  async #hardStop(cause: StopCause, signalReason?: unknown): Promise<void> {
     if (this.#hardStopped || this.#control === undefined) return;
     const { tasks, schedule, finalizer } = this.#queue;
     this.#hardStopped = true;
@@ -169,19 +182,28 @@ export class QueueShutdown {
     } finally {
       this.#aborting = false;
     }
+    const graceMs = this.#graceMs ?? 0;
     const grace =
       tasks.count("RUNNING") > 0 && graceMs > 0
         ? new Promise<void>((resolve) => {
             const end = (): void => {
               timer.clear();
               this.#endGrace = undefined;
+              this.#shortenGrace = undefined;
               resolve();
             };
             // Time the process was held up past its end is given back (see GraceTimer): a handler whose own timers came due
             // meanwhile settles as it does, not given up on in the same instant.
-            const timer = new GraceTimer(end, graceMs);
+            let timer = new GraceTimer(end, graceMs);
+            const startedAt = timerNow();
             this.#idleWaiters.push(end);
             this.#endGrace = end;
+            this.#shortenGrace = (shorterMs) => {
+              const leftMs = shorterMs - (timerNow() - startedAt);
+              timer.clear();
+              if (leftMs > 0) timer = new GraceTimer(end, leftMs);
+              else end();
+            };
           })
         : undefined;
     // Their error has the running attempts' cause: the signal's reason, whether it aborted before shutdown() or during the drain.

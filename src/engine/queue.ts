@@ -276,7 +276,11 @@ export class Queue {
    * wait for the aborted handlers that the signal aborting, or a call with a deadline
    * already passed, ends at once). Always resolves,
    * and leaves no timer or signal listener behind. Calling it again escalates
-   * (drain: false, an earlier deadline) and returns the same promise.
+   * and returns the same promise: an option a later call leaves out keeps what
+   * the earlier calls gave, and one it gives counts where it tightens them
+   * (drain: false, a deadline earlier than theirs, a signal of its own, an
+   * abortGraceMs shorter than the shortest given: the first given counts, where
+   * none was, and shortens a grace under way; a longer one changes nothing).
    */
   shutdown(given: ShutdownOptions = {}): Promise<ShutdownResult> {
     return this.#stop.begin(given);

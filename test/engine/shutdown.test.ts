@@ -582,6 +582,49 @@ describe("shutdown", () => {
     expect(listeners.live).toBe(0);
   });
 
+  describe("called again: options left out keep the earlier calls', and those given count where they tighten", () => {
+    const never = new Promise<never>(() => undefined);
+    /** When (ms of fake time from the first call) the stubborn handler was given up on: the shutdown resolved. */
+    async function givenUpAfter(calls: (queue: Queue) => Promise<unknown>): Promise<number> {
+      const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+      queue.submit({ id: "stubborn", type: "stubborn" });
+      await flush();
+      const start = Date.now();
+      let endedAt: number | undefined;
+      void calls(queue).then(() => (endedAt = Date.now()));
+      for (let i = 0; i < 200 && endedAt === undefined; i++) await vi.advanceTimersByTimeAsync(100);
+      expect(queue.get("stubborn")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(vi.getTimerCount()).toBe(0);
+      return endedAt! - start;
+    }
+
+    it.each([
+      ["a later deadline: 0 keeps the first call's abortGraceMs", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 5_000 }), queue.shutdown({ deadline: 0 })), 5_000],
+      [
+        "a later, earlier deadline keeps the first call's abortGraceMs",
+        (queue: Queue) => (void queue.shutdown({ deadline: 1_000, abortGraceMs: 5_000 }), queue.shutdown({ deadline: 100 })),
+        5_100,
+      ],
+      ["a later signal keeps the first call's abortGraceMs", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 3_000 }), queue.shutdown({ signal: AbortSignal.abort() })), 3_000],
+      ["a later, shorter abortGraceMs counts", (queue: Queue) => (void queue.shutdown({ deadline: 100, abortGraceMs: 5_000 }), queue.shutdown({ abortGraceMs: 1_000 })), 1_100],
+      ["a later, longer abortGraceMs does not", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 1_000 }), queue.shutdown({ deadline: 0, abortGraceMs: 5_000 })), 1_000],
+      ["the first abortGraceMs given counts, where an earlier call gave none", (queue: Queue) => (void queue.shutdown(), queue.shutdown({ deadline: 0, abortGraceMs: 2_000 })), 2_000],
+    ])("%s", async (_, calls, ms) => {
+      expect(await givenUpAfter(calls)).toBe(ms);
+    });
+
+    it("a shorter abortGraceMs given during the grace ends it that long after the stop, or at once where that has passed", async () => {
+      const during = async (queue: Queue, atMs: number, graceMs: number): Promise<unknown> => {
+        const done = queue.shutdown({ deadline: 0, abortGraceMs: 10_000 });
+        await vi.advanceTimersByTimeAsync(atMs);
+        void queue.shutdown({ abortGraceMs: graceMs });
+        return done;
+      };
+      expect(await givenUpAfter((queue) => during(queue, 1_000, 3_000))).toBe(3_000);
+      expect(await givenUpAfter((queue) => during(queue, 4_000, 2_000))).toBe(4_000);
+    });
+  });
+
   it("the deadline passing during the abortGraceMs of a signal's stop does not cut it short", async () => {
     const never = new Promise<never>(() => undefined);
     const { queue } = makeQueue({ handlers: { stubborn: () => never } });
