@@ -35,6 +35,24 @@ export function trail(log: EventLog, id: string): string[] {
   return log.filter(([, e]) => (e as { id?: string }).id === id).map(([n]) => n);
 }
 
+/**
+ * Every task submitted got exactly one terminal event (succeeded, failed or cancelled), the one of the status it ended
+ * with, with that status's reason and dependency for a cancel: none missing, none told twice or told otherwise.
+ */
+export function expectOneTerminalEventEach(queue: Queue, log: EventLog): void {
+  const ids = eventsOf(log, "submitted").map((e) => e.id);
+  expect(ids.length).toBeGreaterThan(0);
+  for (const id of ids) {
+    const result = queue.get(id)!;
+    const terminal = log.filter(([name, e]) => (name === "succeeded" || name === "failed" || name === "cancelled") && (e as { id: string }).id === id);
+    expect(terminal.map(([name]) => name), `terminal events of ${id}`).toEqual([result.status.toLowerCase()]);
+    if (result.status === "CANCELLED") {
+      const event = terminal[0]![1] as QueueEventMap["cancelled"];
+      expect({ reason: event.reason, dependency: event.dependency }, `cancelled event of ${id}`).toEqual({ reason: result.cancelReason, dependency: result.dependency });
+    }
+  }
+}
+
 export interface Deferred<T> {
   promise: Promise<T>;
   resolve: (value: T) => void;

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Queue, QueueClosedError, TaskCancelledError } from "../../src/engine/index.js";
 import type { AttemptContext } from "../../src/engine/types.js";
-import { countListeners, deferred, drainsLongSyncRun, eventsOf, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
+import { countListeners, deferred, drainsLongSyncRun, eventsOf, expectOneTerminalEventEach, flush, makeQueue, untilAborted, useFakeTime } from "./helpers.js";
 
 beforeEach(useFakeTime);
 afterEach(() => {
@@ -318,7 +318,7 @@ describe("shutdown", () => {
 
   it("the errors of tasks cancelled in bulk (by the deadline, or in cascade) carry no stack into the queue; a cancel(id)'s keeps its caller's", async () => {
     // Capturing a stack for each was most of the cost: a shutdown with 100k tasks queued returned 1.6 s after its deadline.
-    const { queue } = makeQueue({ concurrency: 1, handlers: { slow: (_: unknown, context: AttemptContext) => untilAborted(context) } });
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { slow: (_: unknown, context: AttemptContext) => untilAborted(context) } });
     queue.submit({ id: "running", type: "slow" });
     queue.submit({ id: "queued", type: "echo" });
     queue.submit({ id: "root", type: "echo", runAt: Date.now() + 5_000 });
@@ -334,6 +334,7 @@ describe("shutdown", () => {
     expect(queue.get("dependent")?.error).toMatchObject({ message: 'dependency "root" was cancelled' });
     for (const id of ["queued", "dependent"]) expect(stackOf(id)).toBe(`TaskCancelledError: ${(queue.get(id)?.error as Error).message}`);
     expect(stackOf("asked")).toMatch(/\n\s+at .*shutdown\.test\.ts/);
+    expectOneTerminalEventEach(queue, log);
   });
 
   it("an attempt the deadline stopped that ends in the grace with an error of its own: the task's SHUTDOWN error has it as its cause", async () => {
@@ -932,10 +933,11 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(queue.get("grandchild")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
     expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
     expect(eventsOf(log, "started").map((e) => e.id)).toEqual(["a"]);
+    expectOneTerminalEventEach(queue, log);
   });
 
   it("begun by the `cancelled` listener of a task the cascade cancelled, finishes the cascade: its dependents and its siblings' are cancelled because of the failure", async () => {
-    const { queue } = makeQueue({ concurrency: 1, handlers: { failing } });
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { failing } });
     queue.on("cancelled", (e) => {
       if (e.id === "child") void queue.shutdown({ drain: false });
     });
@@ -951,12 +953,13 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     }
     expect((queue.get("grandchild")?.error as Error).message).toBe('dependency "a" failed (via "child")');
     expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expectOneTerminalEventEach(queue, log);
   });
 
   it("begun in a cascade that a listener of another began, finishes both: each's tasks are cancelled because of its own dependency", async () => {
     const hang = (_payload: unknown, context: AttemptContext): Promise<never> =>
       new Promise((_, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason as Error), { once: true }));
-    const { queue } = makeQueue({ concurrency: 2, handlers: { failing, hang } });
+    const { queue, log } = makeQueue({ concurrency: 2, handlers: { failing, hang } });
     let stopped: Promise<unknown> | undefined;
     queue.on("cancelled", (e) => {
       // d1's cancel (a's cascade) begins y's, and z's, in that one, begins the shutdown.
@@ -976,13 +979,14 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     await stopped;
     for (const id of ["d1", "d1c", "d2", "d2c"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
     expect(queue.get("z2")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "y" });
+    expectOneTerminalEventEach(queue, log);
   });
 
   it.each([
     ["the cancelled task's own `cancelled` listener", "x"],
     ["the `cancelled` listener of a task its cancel cascaded to", "xChild"],
   ])("begun by %s, where a `failed` listener cancelled it: the failed task's dependents are cancelled because of the failure too", async (_, stopsAt) => {
-    const { queue } = makeQueue({ concurrency: 1, handlers: { failing } });
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { failing } });
     queue.on("failed", (e) => {
       if (e.id === "a") queue.cancel("x");
     });
@@ -1002,10 +1006,11 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(queue.get("x")).toMatchObject({ status: "CANCELLED", cancelReason: "cancel" });
     for (const id of ["xChild", "xGrandchild"]) expect(queue.get(id)).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "x" });
     expect(queue.get("other")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+    expectOneTerminalEventEach(queue, log);
   });
 
   it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
-    const { queue } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
+    const { queue, log } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
     queue.on("failed", (e) => {
       const stop = new AbortController();
       stop.abort(new TaskCancelledError("shutdown", `fail-fast: task "${e.id}" failed`));
@@ -1022,6 +1027,7 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect((queue.get("running")?.error as Error).message).toBe('fail-fast: task "b" failed');
     expect((queue.get("waiting")?.error as Error).message).toBe('not started: fail-fast: task "b" failed');
     expect((queue.get("retrying")?.error as Error).message).toBe('fail-fast: task "b" failed: not retried (attempt 1 failed: first)');
+    expectOneTerminalEventEach(queue, log);
   });
 
   it("records an attempt that failed on its own before the stop's abort reached it (endedBeforeStop) as failed, or not retried; one the abort stopped as cancelled", async () => {
@@ -1029,7 +1035,7 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     const ended = (_: unknown, context: AttemptContext): Promise<never> =>
       untilAborted(context).catch(() => Promise.reject(Object.assign(new Error("exited with code 3"), { endedBeforeStop: true })));
     const stopped = (_: unknown, context: AttemptContext): Promise<never> => untilAborted(context).catch(() => Promise.reject(new Error("killed by SIGTERM")));
-    const { queue } = makeQueue({ concurrency: 4, handlers: { failing, ended, stopped } });
+    const { queue, log } = makeQueue({ concurrency: 4, handlers: { failing, ended, stopped } });
     queue.on("failed", (e) => {
       if (e.id !== "b") return;
       const stop = new AbortController();
@@ -1044,5 +1050,6 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expect(queue.get("a")).toMatchObject({ status: "FAILED", error: expect.objectContaining({ message: "exited with code 3" }) });
     expect(queue.get("again")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: 'fail-fast: task "b" failed: not retried (attempt 1 failed: exited with code 3)' }) });
     expect(queue.get("stopped")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown", error: expect.objectContaining({ message: 'fail-fast: task "b" failed' }) });
+    expectOneTerminalEventEach(queue, log);
   });
 });
