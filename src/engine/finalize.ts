@@ -31,7 +31,7 @@ export class Finalizer {
    * may end another task (a `failed` listener's cancel), whose own event and cascade come on top of it, and a shutdown
    * begun in that one's listeners finishes them all, not only the innermost.
    */
-  readonly #pending: (TaskRecord | Cascade)[] = [];
+  readonly #pending: (TaskRecord | Cascade | Doomed)[] = [];
 
   constructor(tasks: TaskTable, schedule: Schedule, events: QueueEvents, enqueue: (record: TaskRecord) => void) {
     this.#tasks = tasks;
@@ -96,9 +96,29 @@ export class Finalizer {
         if (entry.status !== "SUCCEEDED") this.#settleDependents(entry);
         continue;
       }
+      if (!("stack" in entry)) {
+        this.cancelForDependency(entry.record, entry.dependency);
+        continue;
+      }
       this.#settleDependents(entry.done);
       for (let next = entry.stack.pop(); next !== undefined; next = entry.stack.pop()) this.#settleDependents(next);
     }
+  }
+
+  /**
+   * Runs `announce` (the `submitted` event of `record`, submitted after its `dependency` had failed or been cancelled), then
+   * cancels `record` because of it. A shutdown begun by a listener meanwhile cancels it so first (see settleEmitting): its
+   * end was settled when it was submitted, not cut short by the shutdown.
+   */
+  announceDoomed(record: TaskRecord, dependency: TaskRecord, announce: () => void): void {
+    const pending = this.#pending;
+    pending.push({ record, dependency });
+    try {
+      announce();
+    } finally {
+      pending.pop();
+    }
+    this.cancelForDependency(record, dependency);
   }
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
@@ -147,4 +167,10 @@ export class Finalizer {
 interface Cascade {
   done: TaskRecord;
   stack: TaskRecord[];
+}
+
+/** A task being announced as submitted, whose `dependency` had failed or been cancelled already (see Finalizer.announceDoomed). */
+interface Doomed {
+  record: TaskRecord;
+  dependency: TaskRecord;
 }

@@ -158,7 +158,19 @@ export class Queue {
         addDependent(dependency, record);
       }
       if (record.waitingOn === 0) this.#enqueue(record, false);
+      this.#announce(record, spec, dependencies);
+    } else {
+      // Its end was settled as it came: a shutdown begun by a listener of its `submitted` event cancels it because of that
+      // dependency first (see announceDoomed), not as a task not started.
+      this.#finalizer.announceDoomed(record, failed, () => this.#announce(record, spec, dependencies));
     }
+    this.#pump();
+    return id;
+  }
+
+  /** Emits a task's `submitted` event. */
+  #announce(record: TaskRecord, spec: TaskSpec<unknown>, dependencies: readonly TaskRecord[]): void {
+    const { id } = record;
     if (this.#events.has("submitted")) {
       const event: QueueEventMap["submitted"] = {
         id,
@@ -169,7 +181,7 @@ export class Queue {
       };
       if (record.runAt > 0) event.runAt = record.runAt;
       // A listener that dispatches (start(), a submit of its own) must not start this task before the
-      // other listeners have been told of it: the dispatch waits for the #pump below.
+      // other listeners have been told of it: the dispatch waits for submit's #pump.
       const pumping = this.#pumping;
       this.#pumping = true;
       try {
@@ -178,9 +190,6 @@ export class Queue {
         this.#pumping = pumping;
       }
     }
-    if (failed !== undefined) this.#finalizer.cancelForDependency(record, failed);
-    this.#pump();
-    return id;
   }
 
   /** Starts dispatching. Tasks may be submitted before. */

@@ -1009,6 +1009,30 @@ describe("a shutdown begun by a `failed` listener (fail-fast)", () => {
     expectOneTerminalEventEach(queue, log);
   });
 
+  it.each([
+    ["its `submitted` listener", "late"],
+    ["the `cancelled` listener of a task its `submitted` listener cancelled", "x"],
+  ])("begun by %s, a task submitted after its dependency failed is cancelled because of it, not as not started", async (_, stopsAt) => {
+    const { queue, log } = makeQueue({ concurrency: 1, handlers: { failing } });
+    queue.submit({ id: "a", type: "failing", maxAttempts: 1 });
+    await queue.wait("a");
+    queue.submit({ id: "x", type: "echo", runAt: Date.now() + 60_000 });
+    queue.on("submitted", (e) => {
+      if (e.id !== "late") return;
+      if (stopsAt === "late") void queue.shutdown({ drain: false });
+      else queue.cancel("x");
+    });
+    queue.on("cancelled", (e) => {
+      if (e.id === stopsAt && stopsAt === "x") void queue.shutdown({ drain: false });
+    });
+    queue.submit({ id: "late", type: "echo", dependsOn: ["a"] });
+    await queue.shutdown();
+    expect(queue.get("late")).toMatchObject({ status: "CANCELLED", cancelReason: "dependency", dependency: "a" });
+    expect((queue.get("late")?.error as Error).message).toBe('dependency "a" failed');
+    expect(queue.get("x")).toMatchObject({ status: "CANCELLED", cancelReason: stopsAt === "x" ? "cancel" : "shutdown" });
+    expectOneTerminalEventEach(queue, log);
+  });
+
   it("says a signal's own TaskCancelledError, in its words, for the running attempt, the tasks not started and one waiting to retry", async () => {
     const { queue, log } = makeQueue({ concurrency: 3, handlers: { failing, flaky: flakyOnce }, backoff: () => 60_000 });
     queue.on("failed", (e) => {
