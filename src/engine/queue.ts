@@ -201,7 +201,8 @@ export class Queue {
 
   /**
    * Cancels a task. A queued or blocked task ends CANCELLED at once; a running
-   * one has its signal aborted and ends CANCELLED when its handler settles.
+   * one has its signal aborted and ends CANCELLED when its handler settles (one
+   * cancelled from its `started` listener, at once: its handler is not called).
    * Dependents are cancelled too. Returns true for the call that cancelled it;
    * false if the task had already ended, or a cancel of it had already been asked
    * for, or a hard shutdown (its deadline or signal) is stopping it (it runs on
@@ -390,6 +391,12 @@ export class Queue {
       // A listener that stopped the queue at once has ended the task already: its handler
       // would run after the drain, and its timeout timer outlive the queue.
       if (record.current !== context) return;
+      // One that cancelled it: its handler would start its work with its signal aborted already, which one that does
+      // not look first (a write, a request) would carry out for a task cancelled before it was called.
+      if (record.cancelRequested) {
+        this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
+        return;
+      }
       // One that stopped it with an abortGraceMs left the attempt for the grace to end: it has
       // not begun, so it ends here, as the hard stop ends those it waited for.
       if (this.#stop.hardStopped) {

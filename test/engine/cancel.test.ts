@@ -179,6 +179,22 @@ describe("cancel", () => {
     expect(result.error).toMatchObject({ code: "CANCELLED" });
   });
 
+  it("a cancel from a started listener: that task's handler never runs, its attempt counted, and no timer is left; the next task starts", async () => {
+    const ran: string[] = [];
+    const { queue, log } = makeQueue({ concurrency: 1, start: false, handlers: { track: (_p, context) => void ran.push(context.taskId) } });
+    queue.on("started", (e) => {
+      if (e.id === "a") expect(queue.cancel("a")).toBe(true);
+    });
+    queue.submit({ id: "a", type: "track", timeoutMs: 60_000 });
+    queue.submit({ id: "b", type: "track" });
+    queue.start();
+    await expect(queue.wait("a")).resolves.toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 1 });
+    await expect(queue.wait("b")).resolves.toMatchObject({ status: "SUCCEEDED" });
+    expect(ran).toEqual(["b"]);
+    expect(trail(log, "a")).toEqual(["submitted", "started", "cancelled"]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("terminal -> false", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo" });
