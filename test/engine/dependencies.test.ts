@@ -50,6 +50,23 @@ describe("dependencies", () => {
     expect(queue.get("side")?.status).toBe("SUCCEEDED");
   });
 
+  it("a failure forgotten by its own failed listener is still told as a failure to its dependents, at every depth, and later ones via them", async () => {
+    const { queue } = makeQueue({ concurrency: 1, handlers: { fail: () => Promise.reject(new Error("boom")) } });
+    queue.on("failed", (e) => queue.forget(e.id));
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    queue.submit({ id: "child", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "grandchild", type: "echo", dependsOn: ["child"] });
+    await queue.wait("grandchild");
+    expect(queue.get("a")).toBeUndefined();
+    expect((queue.get("child")?.error as Error).message).toBe('dependency "a" failed');
+    expect((queue.get("grandchild")?.error as Error).message).toBe('dependency "a" failed (via "child")');
+    // A new task of the forgotten id, cancelled: a task cancelled via "child" is still told of the failure that started it.
+    queue.submit({ id: "a", type: "echo", runAt: Date.now() + 60_000 });
+    queue.cancel("a");
+    queue.submit({ id: "late", type: "echo", dependsOn: ["grandchild"] });
+    expect((queue.get("late")?.error as Error).message).toBe('dependency "a" failed (via "grandchild")');
+  });
+
   it("cancels at once a task submitted after its dependency already failed", async () => {
     const { queue, log } = makeQueue({ handlers: { fail } });
     queue.submit({ id: "a", type: "fail", maxAttempts: 1 });

@@ -725,9 +725,10 @@ describe("forget", () => {
     expect(queue.get("done")).toBeUndefined();
     await expect(queue.wait("done")).rejects.toMatchObject({ code: "TASK_NOT_FOUND" });
     expect(() => queue.submit({ type: "ok", dependsOn: ["done"] })).toThrow(expect.objectContaining({ code: "UNKNOWN_DEPENDENCY" }));
-    // "after" was cancelled because "failed" failed; a task depending on "after" still says which task started it.
+    // "after" was cancelled because "failed" failed; a task depending on "after" still says which task started it, and how
+    // it ended, as "after"'s error says.
     queue.submit({ id: "later", type: "ok", dependsOn: ["after"] });
-    expect((queue.get("later")?.error as Error).message).toBe('dependency "failed" did not succeed (via "after")');
+    expect((queue.get("later")?.error as Error).message).toBe('dependency "failed" failed (via "after")');
     expect(queue.deadLetters()).toEqual([]);
     expect(queue.stats()).toMatchObject({ total: 3, byStatus: { RUNNING: 1, CANCELLED: 2, SUCCEEDED: 0, FAILED: 0 }, deadLetters: 0 });
     queue.submit({ id: "done", type: "ok" });
