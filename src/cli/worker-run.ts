@@ -20,6 +20,7 @@ import {
   type FittedConcurrency,
   type OutputSink,
   type ShellTask,
+  type StreamName,
 } from "../handlers/index.js";
 import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, ReleaseEnd, SweptTask, TaskNow, WorkerEvent } from "../store/postgres/index.js";
 import { processExists } from "../process-exists.js";
@@ -32,7 +33,7 @@ import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
-import { underGitHubActions } from "./render/workflow-commands.js";
+import { maskCommands, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -179,7 +180,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // written, in JSON as an `output` record's text (see JsonRenderer.wholeLines).
       wholeLines: colours.bareCommands,
       line: (taskId, stream, text, attempt) =>
-        options.json ? print({ event: "output", runId, id: taskId, attempt, stream, text }, "") : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
+        options.json ? printOutput(taskId, stream, text, attempt) : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),
       // On a terminal, a long line a carriage return rewrites shows as the terminal would (see OutputSink.lineState).
       ...(terminal ? { lineState: (text: string) => rewrittenState(text) } : {}),
@@ -192,10 +193,18 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
           ? printNote(text, oneLine(text))
           : printNote(text, text.startsWith(`${taskId}: `) ? `${runId}/${oneLine(text)}` : oneLine(text), { runId, id: taskId }),
     };
+    // Under GitHub Actions, a task's `::add-mask::` goes to stderr too, where the runner reads it as a command, before
+    // the record (see maskCommands).
+    const printOutput = (taskId: string, stream: StreamName, text: string, attempt: number | undefined): void => {
+      if (colours.bareCommands) writeCommands(process.stderr, maskCommandsInText(text));
+      print({ event: "output", runId, id: taskId, attempt, stream, text }, "");
+    };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
-      ? (taskId, stream, bytes, count, ends, attempt) =>
-          out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends)
+      ? (taskId, stream, bytes, count, ends, attempt) => {
+          if (colours.bareCommands) writeCommands(process.stderr, maskCommands(bytes, count, ends));
+          out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends);
+        }
       : (taskId, stream, bytes, count, ends) => {
           if (terminal && (terminalColours.has(`${runId}/${taskId}`) || hasControlBytes(bytes))) {
             eachLineText(bytes, count, ends, (text) => sink.line(taskId, stream, text));

@@ -262,3 +262,38 @@ describe("GitHub Actions and JSON output", () => {
     expect(log.endsWith(`\rshort\na\rb${last}\n`)).toBe(true);
   });
 });
+
+describe("GitHub Actions, JSON output and `::add-mask::`", () => {
+  it("under GitHub Actions, writes a task's `::add-mask::` commands on stderr, where the runner reads them, and the value as the records hold it where the runner's JSON form differs; without, none: in a record, the runner never read the command and masked nothing", async () => {
+    // In one block of a loud task's lines (a flood before them), indented, named in capitals, after a "\r"; a value
+    // with a `"` and a `\` (whose JSON form the runner masks too), one with a `%25` (a `%` to the runner), one with a C1
+    // control (toJson writes `\u009b`, which the runner's JSON form does not); and one written on its own later.
+    const flood = Array.from({ length: 2000 }, (_, index) => `line ${index}`);
+    const ws = await workspace(`tasks:\n  lint:\n    run: cat lines.txt; sleep 0.2; printf '%s\\n' '::add-mask::later'; echo 'x ::add-mask::no'\n`);
+    const lines = [...flood, '::add-mask::pa"ss\\wd', "  ::ADD-MASK::x%25y", "50%\r::add-mask::c1\u009bz", "token pa\"ss\\wd", "not ::add-mask::no", "::add-mask ::mid"];
+    await writeFile(path.join(ws.dir, "lines.txt"), lines.map((line) => `${line}\n`).join(""));
+    const args = ["run", ws.file, "--output", "json", "--log-dir", ws.logs];
+    const gitHub = await runCli(args, { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(gitHub.code).toBe(0);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual([
+      '::add-mask::pa"ss\\wd',
+      "::add-mask::x%25y",
+      "::add-mask::c1\u009bz",
+      "::add-mask::c1\\u009bz",
+      // A name, a space and no parameters: a command to the runner too.
+      "::add-mask::mid",
+      "::add-mask::later",
+    ]);
+    // The records as before: every line, the commands' included, one JSON object each.
+    const texts = gitHub.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; text?: string })
+      .filter((record) => record.event === "output")
+      .map((record) => record.text);
+    expect(texts).toEqual([...lines, "::add-mask::later", "x ::add-mask::no"]);
+    const outside = await runCli(args, { cwd: ws.dir, env: { GITHUB_ACTIONS: undefined } });
+    expect(outside.code).toBe(0);
+    expect(outside.stderr).toBe("");
+  });
+});

@@ -29,8 +29,9 @@ export async function createRenderer(mode: OutputMode, options: { color: boolean
   }
   if (resolved === "json") {
     const { JsonRenderer } = await import("./json.js");
-    // Under GitHub Actions, its runner masks secrets in these records' lines too: a task's line goes whole.
-    return new JsonRenderer(process.stdout, underGitHubActions());
+    // Under GitHub Actions, its runner masks secrets in these records' lines too: a task's line goes whole, and
+    // its `::add-mask::` goes to stderr as well, where the runner reads it as a command (see maskCommands).
+    return new JsonRenderer(process.stdout, underGitHubActions(), process.stderr);
   }
   const { coloursRefused, createColors } = await import("./colors.js");
   // A dumb terminal (an editor's shell buffer) may not read colour codes either: colours there only when forced.

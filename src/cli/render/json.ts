@@ -5,6 +5,7 @@ import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
+import { maskCommands, maskCommandsInText, writeCommands } from "./workflow-commands.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
@@ -24,10 +25,13 @@ export class JsonRenderer implements Renderer {
    * 1 MiB: its runner, which masks a secret's value only whole, read the part of a line cut at 4 KiB unmasked.
    */
   readonly wholeLines: boolean;
+  /** Under GitHub Actions: where a task's `::add-mask::` goes as a command, before its record (see maskCommands). */
+  readonly #commands: NodeJS.WritableStream | undefined;
 
-  constructor(stream: NodeJS.WritableStream, wholeLines = false) {
+  constructor(stream: NodeJS.WritableStream, wholeLines = false, commands: NodeJS.WritableStream | undefined = undefined) {
     this.#out = new BufferedWriter(stream);
     this.wholeLines = wholeLines;
+    this.#commands = wholeLines ? commands : undefined;
   }
 
   attach(queue: Queue, info: RunInfo): void {
@@ -55,11 +59,13 @@ export class JsonRenderer implements Renderer {
 
   /** `attempt` says which attempt wrote the line: a retried task's lines, or late ones from what an attempt left running, are told apart. */
   line(taskId: string, stream: StreamName, text: string, attempt?: number): void {
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text));
     this.#emit({ event: "output", id: taskId, attempt, stream, text });
   }
 
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void {
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommands(bytes, count, ends));
     this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, attempt, stream }), bytes, count, ends);
   }
 

@@ -1,3 +1,5 @@
+import { toJson } from "../to-json.js";
+
 /**
  * GitHub Actions' workflow commands (`::error file=a.ts,line=3::message`, `::group::name`, `::add-mask::value`) in a
  * task's plain lines. The runner reads one only where a line starts: behind taskq's `task |` prefix its annotations were
@@ -101,4 +103,81 @@ export function eachCommandLine(
     command(bytes.subarray(next === 0 ? 0 : ends[next - 1], ends[next]));
     from = next + 1;
   }
+}
+
+/**
+ * For `--output json` under GitHub Actions: the `::add-mask::` commands a block's lines hold (at a line's start or
+ * after a "\r", as the runner reads them), each as a line to write on stderr, where the runner reads it. In an
+ * `output` record a task's `::add-mask::` comes after the record's `{"ts":...`, where the runner reads no command: the
+ * value was never masked, in that record, in every later one (`token=<the value>`) and in the summary's `tail`. On
+ * stderr, before the record goes to stdout, it is read as the task wrote it. Where taskq's JSON writes the value
+ * otherwise than the runner's own JSON form of a secret (which it masks too: `\"` and `\\`, but not a C1 control,
+ * which toJson escapes as `\u009b` and the runner does not), a second command masks the value as the records hold it.
+ * Undefined where there is none (the common case, one look at each line's first bytes).
+ */
+export function maskCommands(bytes: Buffer, count: number, ends: Int32Array): string[] | undefined {
+  let found: string[] | undefined;
+  for (let line = nextCommandLine(bytes, 0, count, ends); line < count; line = nextCommandLine(bytes, line + 1, count, ends)) {
+    const start = line === 0 ? 0 : (ends[line - 1] as number);
+    const end = (ends[line] as number) - 1;
+    // Each part the runner reads as a line: from the line's start, and after each "\r".
+    for (let from = start; from <= end; ) {
+      const cr = bytes.indexOf(CARRIAGE_RETURN, from);
+      const to = cr === -1 || cr >= end ? end : cr;
+      const data = maskData(bytes, from, to);
+      if (data !== undefined) (found ??= []).push(...maskLines(data));
+      from = to + 1;
+    }
+  }
+  return found;
+}
+
+/** The same as maskCommands for one line as text (a `line` of a sink that hands on text). */
+export function maskCommandsInText(text: string): string[] | undefined {
+  if (!text.includes("::")) return undefined;
+  const bytes = Buffer.from(`${text}\n`);
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length));
+}
+
+const ADD_MASK = "add-mask";
+
+/** The data of an `::add-mask::` command at bytes[start, end) (after white space; `::add-mask::data`), as written; else undefined. */
+function maskData(bytes: Buffer, start: number, end: number): string | undefined {
+  if (!isWorkflowCommand(bytes, start, end)) return undefined;
+  const at = trimmedStart(bytes, start, end) + 2;
+  const close = bytes.indexOf(COMMAND_COLONS, at);
+  const space = bytes.indexOf(0x20, at);
+  const nameEnd = space !== -1 && space < close ? space : close;
+  if (bytes.toString("latin1", at, nameEnd).toLowerCase() !== ADD_MASK) return undefined;
+  return bytes.toString("utf8", close + 2, end);
+}
+
+/**
+ * The lines that mask `data` (a command's data as written, `%25`, `%0D` and `%0A` standing for `%`, "\r" and "\n",
+ * as the runner reads them): the command itself, and where the value is otherwise in a record, one for that form.
+ */
+function maskLines(data: string): string[] {
+  const lines = [`::${ADD_MASK}::${data}`];
+  const value = data.replaceAll("%0D", "\r").replaceAll("%0A", "\n").replaceAll("%25", "%");
+  const inRecord = toJson(value).slice(1, -1);
+  if (inRecord !== value && inRecord !== runnerJsonForm(value)) lines.push(`::${ADD_MASK}::${inRecord.replaceAll("%", "%25")}`);
+  return lines;
+}
+
+/**
+ * The form of a value the runner masks as JSON (Newtonsoft's JsonConvert.ToString without its quotes): `"`, `\` and
+ * the controls below U+0020 escaped as JSON.stringify escapes them, and U+0085, U+2028 and U+2029 as `\u0085`.
+ */
+function runnerJsonForm(value: string): string {
+  return JSON.stringify(value)
+    .slice(1, -1)
+    .replace(/[\u0085\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * Writes a task's `::add-mask::` commands (see maskCommands) where the runner reads them, at once: the record that
+ * holds the value is still in the records' buffer, and goes to stdout after them.
+ */
+export function writeCommands(stream: NodeJS.WritableStream, lines: string[] | undefined): void {
+  if (lines !== undefined) stream.write(`${lines.join("\n")}\n`);
 }
