@@ -854,16 +854,19 @@ export class Tail {
   #heldBytes = 0;
   /** Blank lines since the last line that is not (the last `size` of them): kept once a line that is not blank follows. */
   readonly #blanks: (string | Cut)[] = [];
+  /** A long line is cut after a whole word (see wordsEnd): under GitHub Actions, whose runner masks a value only whole. */
+  readonly #words: boolean;
 
-  constructor(size: number) {
+  constructor(size: number, options: { words?: boolean } = {}) {
     this.#size = Math.max(0, size);
+    this.#words = options.words === true;
   }
 
   push(line: string): void {
     if (line.length <= LONG_TAIL_TEXT) return this.#add(line, isBlankText(line));
     // A line kept whole as text (JSON output under GitHub Actions), cut as it comes, as #pushLine cuts a block's: its
     // length its own, as a line this long is none taskq cut (see LONG_TAIL_TEXT).
-    this.#add(new Cut(lastState(line, String(Buffer.byteLength(line)))), isBlankText(line));
+    this.#add(new Cut(lastState(line, String(Buffer.byteLength(line)), this.#words)), isBlankText(line));
   }
 
   #add(line: string | Cut, blank: boolean): void {
@@ -891,7 +894,7 @@ export class Tail {
   #pushLine(bytes: Buffer, start: number, newline: number): void {
     if (newline - start <= LONG_TAIL_LINE) return this.push(blockLineText(bytes, start, newline));
     const end = bytes[newline - 1] === CARRIAGE_RETURN ? newline - 1 : newline;
-    this.#add(new Cut(tailLineOfBytes(bytes, start, end)), isBlankBytes(bytes, start, end));
+    this.#add(new Cut(tailLineOfBytes(bytes, start, end, this.#words)), isBlankBytes(bytes, start, end));
   }
 
   /** The last lines of a block (see BlockHandler), kept as bytes until they are needed. */
@@ -932,7 +935,7 @@ export class Tail {
         start = end + 1;
       }
     }
-    return [...held, ...this.#lines].slice(-this.#size).map((line) => (line instanceof Cut ? line.text : tailLine(line)));
+    return [...held, ...this.#lines].slice(-this.#size).map((line) => (line instanceof Cut ? line.text : tailLine(line, this.#words)));
   }
 }
 
@@ -974,30 +977,35 @@ export const TAIL_LINE_LIMIT = 1000;
  * last "\r" on: its last state, not every state it went through (a summary piped to a CI log showed
  * "dl 10%^Mdl 50%^Mdl 100%"), nor its first cut short (a bar of 1,400 bytes as "progre… (1412 bytes)").
  */
-function tailLine(line: string): string {
+function tailLine(line: string, words: boolean): string {
   if (line.length <= TAIL_LINE_LIMIT && !line.includes("\r")) return line;
   // A line already cut for display says how long it really was.
   const mark = cutMarkStart(line);
   const bytes = mark === -1 ? String(Buffer.byteLength(line)) : line.slice(mark + CUT_MARK.length, line.length - CUT_MARK_END.length);
-  return lastState(line, bytes);
+  return lastState(line, bytes, words);
 }
 
 /** tailState of `line`'s last state, from its last "\r" that something follows (see tailLine); `bytes` its length. */
-function lastState(line: string, bytes: string): string {
+function lastState(line: string, bytes: string, words: boolean): string {
   // A carriage return with nothing after it rewrites nothing ("…\r\r\n": a "\r\n" written in text mode).
   let end = line.length;
   while (end > 0 && line.charCodeAt(end - 1) === CARRIAGE_RETURN) end--;
   const rewrite = end === 0 ? -1 : line.lastIndexOf("\r", end - 1);
-  return tailState(rewrite > 0 ? line.slice(rewrite) : line, bytes);
+  return tailState(rewrite > 0 ? line.slice(rewrite) : line, bytes, words);
 }
 
-/** A line's last state as tailLine keeps it: whole up to TAIL_LINE_LIMIT characters, else cut, then `… (bytes bytes)`. */
-function tailState(last: string, bytes: string): string {
+/**
+ * A line's last state as tailLine keeps it: whole up to TAIL_LINE_LIMIT characters, else cut, then `… (bytes bytes)`;
+ * with `words`, cut after a whole word (see wordsEnd).
+ */
+function tailState(last: string, bytes: string, words: boolean): string {
   // Copied out: a slice would keep the whole line alive.
   if (last.length <= TAIL_LINE_LIMIT) return Buffer.from(last).toString();
   let cut = TAIL_LINE_LIMIT;
   const code = last.charCodeAt(cut - 1);
   if (code >= 0xd800 && code <= 0xdbff) cut--; // never half a surrogate pair
+  // Before wholeTextEnd: a window title's sequence may hold a space.
+  if (words) cut = wordsEnd(last, cut);
   cut = wholeTextEnd(last, cut);
   return `${Buffer.from(last.slice(0, cut)).toString()}${CUT_MARK}${bytes}${CUT_MARK_END}`;
 }
@@ -1007,13 +1015,27 @@ function tailState(last: string, bytes: string): string {
  * many as TAIL_LINE_LIMIT characters and one more take at most (a "\r" is a byte of its own in UTF-8). Its length is its
  * bytes' (as a line cut for display says), not its text's: the same where it is UTF-8.
  */
-function tailLineOfBytes(bytes: Buffer, start: number, end: number): string {
+function tailLineOfBytes(bytes: Buffer, start: number, end: number, words: boolean): string {
   const line = bytes.subarray(start, end);
   // Its whole length: a line this long is none taskq cut (see LONG_TAIL_LINE), and a `… (N bytes)` at its end the task's text.
   const length = String(line.length);
   const rewrite = lastRewrite(line, 0, line.length);
   const from = rewrite > 0 ? rewrite : 0;
-  return tailState(line.toString("utf8", from, Math.min(line.length, from + TAIL_DECODED_BYTES)), length);
+  return tailState(line.toString("utf8", from, Math.min(line.length, from + TAIL_DECODED_BYTES)), length, words);
+}
+
+/**
+ * Where text[0, cut) ends after its last whole word: at the last space or tab at or before `cut` (0 where there is none).
+ * Under GitHub Actions, whose runner masks a secret's value only whole, a summary's line of a failed task cut within a
+ * value (`Authorization: Bearer <token>` with the token across the 1,000th character) showed its first part, which no
+ * mask matched; cut where a space or tab follows, each word shown is shown whole, and a value with no space in it with it.
+ */
+function wordsEnd(text: string, cut: number): number {
+  for (let at = cut; at > 0; at--) {
+    const code = text.charCodeAt(at);
+    if (code === 0x20 || code === 0x09) return at;
+  }
+  return 0;
 }
 
 /** At most how many bytes make TAIL_LINE_LIMIT characters and one more (four a character), so tailLineOfBytes needs no more. */

@@ -136,7 +136,8 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
     const turnMs = monotonicMs() - calledAt;
     const logPath = logPathOf(task.id);
     const startedAt = monotonicMs();
-    const tail = new Tail(tailLines);
+    // Under GitHub Actions (a sink keeping lines whole for its runner), a long line is cut after a whole word.
+    const tail = new Tail(tailLines, { words: options.sink.wholeLines === true });
     ctx.watchTail?.(() => tail.lines());
     const result = (exit: Exit, abortReason: unknown): AttemptResult => {
       const timedOut = reasonCode(abortReason) === "TIMEOUT";

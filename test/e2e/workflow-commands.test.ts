@@ -132,7 +132,7 @@ describe("GitHub Actions workflow commands in plain output", () => {
     expect(taskLines(stdout)).toEqual(["lint | \rlint | token: sec", "lint | ret\rlint | 30%", "lint | after"]);
   });
 
-  it("under GitHub Actions, a failed task's summary shows its long last lines as without, cut to 1,000 characters with their length, where the output has them whole", async () => {
+  it("under GitHub Actions, a failed task's summary shows its long last lines cut after a whole word, with their length, where the output has them whole; without, cut to 1,000 characters", async () => {
     const lines = [`token ${"é".repeat(150_000)}`, `10%\r${"w".repeat(2000)}`, `${"\r".repeat(3)}${"v".repeat(5000)}`, "last"];
     const ws = await workspace("tasks:\n  lint:\n    run: cat lines.txt; exit 3\n");
     await writeFile(path.join(ws.dir, "lines.txt"), lines.map((line) => `${line}\n`).join(""));
@@ -143,18 +143,19 @@ describe("GitHub Actions workflow commands in plain output", () => {
     };
     const gitHub = await summary({ GITHUB_ACTIONS: "true" });
     expect(gitHub.stdout).toContain(`lint | ${lines[0]}\n`);
-    expect(gitHub.lastLines).toBe(
+    // A line with no space or tab in its first 1,000 characters (of its last state) shows its length alone.
+    expect(gitHub.lastLines).toBe(["last 4 lines:", `      token… (${6 + 300_000} bytes)`, "      … (2004 bytes)", "      … (5003 bytes)", "      last"].join("\n"));
+    // Without, cut at the 1,000th character, and a line over 4 KiB that a "\r" rewrote cut for display from its last
+    // "\r", the length that says is of its last state.
+    expect((await summary({ GITHUB_ACTIONS: undefined })).lastLines).toBe(
       [
         "last 4 lines:",
         `      token ${"é".repeat(994)}… (${6 + 300_000} bytes)`,
         `      \r${"w".repeat(999)}… (2004 bytes)`,
-        `      \r${"v".repeat(999)}… (5003 bytes)`,
+        `      \r${"v".repeat(999)}… (5001 bytes)`,
         "      last",
       ].join("\n"),
     );
-    // Without, the same, but for a line over 4 KiB that a "\r" rewrote: cut for display from its last "\r", the length that
-    // says is of its last state.
-    expect((await summary({ GITHUB_ACTIONS: undefined })).lastLines).toBe(gitHub.lastLines.replace("(5003 bytes)", "(5001 bytes)"));
   });
 
   it("outside GitHub Actions (GITHUB_ACTIONS unset, or not `true`), prefixes every line as before", async () => {
@@ -295,5 +296,32 @@ describe("GitHub Actions, JSON output and `::add-mask::`", () => {
     const outside = await runCli(args, { cwd: ws.dir, env: { GITHUB_ACTIONS: undefined } });
     expect(outside.code).toBe(0);
     expect(outside.stderr).toBe("");
+  });
+});
+
+describe("GitHub Actions and a failed task's last lines in the summary", () => {
+  it("under GitHub Actions, cuts a last line longer than 1,000 characters after a whole word, in plain lines and JSON: cut at the 1,000th, a token across it showed its first part, which the runner, masking a value only whole, did not mask", async () => {
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const words = "word ".repeat(197);
+    const across = `${words}${token} after`;
+    const solid = "0".repeat(1100);
+    const ws = await printing([across, solid]);
+    await writeFile(ws.file, "tasks:\n  lint:\n    run: cat lines.txt; exit 3\n");
+    const tails = async (output: "plain" | "json", env: Record<string, string | undefined>): Promise<string[]> => {
+      const result = await runCli(["run", ws.file, "--output", output, "--log-dir", ws.logs], { cwd: ws.dir, env });
+      expect(result.code).toBe(1);
+      if (output === "json") {
+        const summary = JSON.parse(result.stdout.trim().split("\n").at(-1) as string) as { deadLetters: { tail: string[] }[] };
+        return summary.deadLetters[0]?.tail ?? [];
+      }
+      const lines = result.stdout.split("\n");
+      const at = lines.findIndex((line) => line.trim() === "last 2 lines:");
+      return lines.slice(at + 1, at + 3).map((line) => line.trim());
+    };
+    for (const output of ["plain", "json"] as const) {
+      expect(await tails(output, { GITHUB_ACTIONS: "true" })).toEqual([`${words.trimEnd()}… (${across.length} bytes)`, `… (${solid.length} bytes)`]);
+      // Outside GitHub Actions, at the 1,000th character as before.
+      expect(await tails(output, { GITHUB_ACTIONS: undefined })).toEqual([`${across.slice(0, 1000)}… (${across.length} bytes)`, `${solid.slice(0, 1000)}… (${solid.length} bytes)`]);
+    }
   });
 });
