@@ -325,3 +325,27 @@ describe("GitHub Actions and a failed task's last lines in the summary", () => {
     }
   });
 });
+
+describe("GitHub Actions and workflow commands in the summary", () => {
+  it("under GitHub Actions, quotes a failed task's last lines that hold a workflow command between `::stop-commands::` and its token: the runner, which trims their indent, made an `::error` annotation twice and put the rest of the summary into a `::group::`", async () => {
+    const ws = await workspace("tasks:\n  lint:\n    run: cat lines.txt; exit 1\n  quiet:\n    run: echo 'plain words'; exit 2\n");
+    await writeFile(path.join(ws.dir, "lines.txt"), "::error file=a.ts,line=3::bad thing\n::group::Build\nhello\n");
+    const summaryOf = async (env: Record<string, string | undefined>): Promise<string[]> => {
+      const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env });
+      expect(result.code).toBe(1);
+      const lines = result.stdout.split("\n");
+      return lines.slice(lines.findIndex((line) => line.startsWith("Dead letters")));
+    };
+    const gitHub = await summaryOf({ GITHUB_ACTIONS: "true" });
+    const stop = gitHub.findIndex((line) => line.startsWith("::stop-commands::"));
+    const token = /^::stop-commands::(taskq-[0-9a-f]{16})$/.exec(gitHub[stop] as string)?.[1];
+    expect(token).toBeDefined();
+    expect(gitHub.slice(stop + 1, stop + 5)).toEqual(["      ::error file=a.ts,line=3::bad thing", "      ::group::Build", "      hello", `::${token}::`]);
+    // One stop only: the task whose lines hold no command is quoted as before.
+    expect(gitHub.filter((line) => line.startsWith("::stop-commands::"))).toHaveLength(1);
+    expect(gitHub).toContain("      plain words");
+    const outside = await summaryOf({ GITHUB_ACTIONS: undefined });
+    expect(outside.some((line) => line.includes("::stop-commands::") || line.startsWith("::taskq-"))).toBe(false);
+    expect(outside).toContain("      ::group::Build");
+  });
+});

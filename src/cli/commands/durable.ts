@@ -17,6 +17,7 @@ import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
+import { underGitHubActions } from "../render/workflow-commands.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
@@ -897,7 +898,11 @@ export async function printRunSummary(
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
   if (options.json) process.stdout.write(`${toJson(record)}\n`);
-  else process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: process.stdout.isTTY === true }), process.stdout.isTTY === true));
+  else {
+    const terminal = process.stdout.isTTY === true;
+    // Under GitHub Actions, into a file or a pipe, its runner reads workflow commands in the tasks' lines quoted there.
+    process.stdout.write(formatSummary(summary, await createColors({ color: options.color, isTTY: terminal }), terminal, { commandsRead: !terminal && underGitHubActions() }));
+  }
   return summary.exitCode;
 }
 

@@ -138,7 +138,8 @@ export class PlainRenderer implements Renderer {
   }
 
   async finish(summary: RunSummary): Promise<void> {
-    this.#out.write(formatSummary(summary, this.#c, this.#terminal));
+    // Under GitHub Actions, into a file or a pipe, its runner reads workflow commands in the summary's lines too.
+    this.#out.write(formatSummary(summary, this.#c, this.#terminal, { commandsRead: this.#colours.bareCommands }));
     this.#out.flush();
   }
 

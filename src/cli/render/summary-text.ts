@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { ChalkInstance } from "chalk";
 import { escapeControls } from "../../escape-controls.js";
 import { formatDuration } from "../../handlers/format-duration.js";
@@ -5,6 +6,7 @@ import { cutMarkStart } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import { clockWithDate } from "./describe.js";
+import { holdsWorkflowCommand } from "./workflow-commands.js";
 import type { RunSummary } from "./types.js";
 
 /** Running tasks listed by a durable run's status; the rest are counted. */
@@ -71,8 +73,10 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
  * last line cannot clear the summary off the screen or hide the cursor. An error or a cancel's
  * reason is taskq's one line, wherever it goes: what it quotes (a cwd's folder) through oneLine.
  */
-export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false): string {
+export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false, options: { commandsRead?: boolean } = {}): string {
   const safe = terminal ? terminalSafe : endingColours;
+  // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted).
+  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(line)}`)), options.commandsRead === true);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -104,7 +108,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
       const lines = task.lastLines?.slice(-RUNNING_LINES_SHOWN) ?? [];
       if (lines.length > 0) {
         out.push(`    last ${lines.length === 1 ? "line" : `${lines.length} lines`} (at its last heartbeat):`);
-        for (const line of lines) out.push(dimLine(c, `      ${safe(line)}`));
+        out.push(...quote(lines));
       }
     }
     if (running.length > RUNNING_SHOWN) out.push(`  ... and ${running.length - RUNNING_SHOWN} more`);
@@ -152,7 +156,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
           const elsewhere = letter.tailLogPath === undefined ? "" : `; its log: ${escapeControls(letter.tailLogPath)}`;
           const from = letter.tailAttempt === undefined ? "" : ` of attempt ${letter.tailAttempt} (attempt ${letter.attempts} left none${elsewhere})`;
           out.push(`    ${lines}${from}:`);
-          for (const line of letter.tail) out.push(dimLine(c, `      ${safe(line)}`));
+          out.push(...quote(letter.tail));
         } else {
           // Said, so that no one opens the log for lines it has not (it has how each attempt ended).
           out.push(c.dim("    no output"));
@@ -179,7 +183,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
         // Lines of an earlier attempt say so: the one cut short left none, or it waited for its retry.
         const elsewhere = x.tailLogPath === undefined ? "" : ` (its log: ${escapeControls(x.tailLogPath)})`;
         out.push(`    last ${tail.length === 1 ? "line" : `${tail.length} lines`}${x.tailAttempt === undefined ? "" : ` of attempt ${x.tailAttempt}${elsewhere}`}:`);
-        for (const line of tail) out.push(dimLine(c, `      ${safe(line)}`));
+        out.push(...quote(tail));
       } else {
         // As under a dead letter: no one opens the log for lines it has not.
         out.push(c.dim("    no output"));
@@ -219,6 +223,19 @@ const SGR = /\x1b\[[0-9;:]*m/g;
  * colour sequence of the task's own (SGR), as a `\e[0m` or `\e[22m` in its text would end it
  * for the rest of the line.
  */
+/**
+ * A task's last lines as the summary quotes them; with `commandsRead` (plain lines under GitHub Actions), those holding a
+ * workflow command as its runner reads one (it trims the indent: `      ::group::Build`) between a `::stop-commands::`
+ * and the token that resumes them, as the runner's documentation has untrusted text printed. Quoted as they were, a
+ * failed task's `::error file=a.ts::...` made its annotation a second time, and a `::group::` put the rest of the
+ * summary, the other dead letters and the logs' folder, into a group the log shows folded.
+ */
+function quoted(lines: string[], commandsRead: boolean): string[] {
+  if (!commandsRead || !lines.some(holdsWorkflowCommand)) return lines;
+  const token = `taskq-${randomBytes(8).toString("hex")}`;
+  return [`::stop-commands::${token}`, ...lines, `::${token}::`];
+}
+
 export function dimLine(c: ChalkInstance, text: string): string {
   if (!text.includes("\x1b[")) return c.dim(text);
   // What the dimming opens with ("" without colours), read off chalk rather than assumed.

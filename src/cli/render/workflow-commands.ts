@@ -181,3 +181,10 @@ function runnerJsonForm(value: string): string {
 export function writeCommands(stream: NodeJS.WritableStream, lines: string[] | undefined): void {
   if (lines !== undefined) stream.write(`${lines.join("\n")}\n`);
 }
+
+/** Whether the runner reads a workflow command in `text` (a line without its "\n"): at its start, or after a "\r" in it. */
+export function holdsWorkflowCommand(text: string): boolean {
+  if (!text.includes("::")) return false;
+  const bytes = Buffer.from(`${text}\n`);
+  return nextCommandLine(bytes, 0, 1, Int32Array.of(bytes.length)) === 0;
+}
