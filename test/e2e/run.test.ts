@@ -942,7 +942,8 @@ prog 100%%
     const result = await runCli(["run", ws.file, "--log-dir", logs, "--output", "plain"], { cwd: ws.dir, env: { CI: "true", NO_COLOR: "1" } });
     expect(result.code).toBe(1);
     const shown = String.raw`${ws.dir}/L\nfake\u001b[2J`;
-    expect(result.stdout).toMatch(new RegExp(String.raw`concurrency \d+, logs in ${escapeRegExp(shown)}/\S+\n`));
+    // The zone after it where local time is not UTC (see clockZone).
+    expect(result.stdout).toMatch(new RegExp(String.raw`concurrency \d+, logs in ${escapeRegExp(shown)}/\S+(; times in UTC[+-]\d{2}:\d{2})?\n`));
     expect(result.stdout).toContain(`    log: ${shown}/`);
     expect(result.stdout).toContain(`\nlogs: ${shown}/`);
     // eslint-disable-next-line no-control-regex -- the control characters are the point
@@ -1388,4 +1389,18 @@ describe("a run with GitHub Actions' ${{ ... }}, which no shell knows", () => {
     expect(ran.stdout).toContain("quoted | ${{ kept }}");
     expect(ran.code).toBe(1);
   }, 60_000);
+});
+
+describe("the zone of plain output's times", () => {
+  it("says it in the run's first line where local time is not UTC: the lines' times are local, the run id's UTC", async () => {
+    const ws = await workspace("tasks:\n  a:\n    run: echo hi\n");
+    const firstLine = async (tz: string): Promise<string> => {
+      const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { TZ: tz } });
+      expect(result.code).toBe(0);
+      return result.stdout.split("\n")[0] as string;
+    };
+    expect(await firstLine("Asia/Kolkata")).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3} run \S+: 1 task, concurrency \d+, logs in .+; times in UTC\+05:30$/);
+    expect(await firstLine("America/St_Johns")).toMatch(/; times in UTC-0[23]:30$/);
+    expect(await firstLine("UTC")).not.toContain("times in");
+  });
 });

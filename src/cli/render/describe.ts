@@ -74,6 +74,18 @@ function pad2(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
+/**
+ * The local time's offset from UTC at `ms`, as `UTC+05:30`; undefined where it is UTC. A run's first plain line says it:
+ * its clock and every line's after it are local time, where its run id's time is UTC (`21:17:15.754 run 20261207-201715-...`
+ * read as an hour apart), and a CI log read in another zone told no zone.
+ */
+export function clockZone(ms: number = Date.now()): string | undefined {
+  const offset = -new Date(ms).getTimezoneOffset();
+  if (offset === 0) return undefined;
+  const minutes = Math.abs(offset);
+  return `UTC${offset < 0 ? "-" : "+"}${pad2(Math.floor(minutes / 60))}:${pad2(minutes % 60)}`;
+}
+
 /** A moment as clock() gives it, after its date (YYYY-MM-DD) when that is not today's. */
 export function clockWithDate(ms: number): string {
   const at = new Date(ms);

@@ -7,7 +7,7 @@ import { BufferedWriter } from "../output.js";
 import { eachLineText, expandTabsInBlock, hasControlBytes, rewrittenState, TaskColours, TerminalColours, terminalSafe } from "./control-bytes.js";
 import { formatDuration } from "../../handlers/format-duration.js";
 import { SHOW_OPEN_LINE_AFTER_MS } from "../../handlers/line-splitter.js";
-import { clock, clockWithDate, describeError } from "./describe.js";
+import { clock, clockWithDate, clockZone, describeError } from "./describe.js";
 import { formatSummary } from "./summary-text.js";
 import { selectionWords } from "../task-selection.js";
 import { TaskPrefixes } from "./task-prefixes.js";
@@ -71,7 +71,9 @@ export class PlainRenderer implements Renderer {
     // quotes them: each event stays one line, whatever line break or escape the file holds.
     const name = info.name ? ` "${oneLine(info.name)}"` : "";
     const tasks = info.selection !== undefined ? selectionWords(info.taskCount, info.selection) : info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`;
-    this.#event(`run ${info.runId}${name}: ${tasks}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}`);
+    // Where local time is not UTC, which zone the lines' times are in (see clockZone).
+    const zone = clockZone();
+    this.#event(`run ${info.runId}${name}: ${tasks}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}${zone === undefined ? "" : `; times in ${zone}`}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });
