@@ -325,8 +325,9 @@ tasks:
   });
 
   it("a session holding three running tasks' rows past their lease costs them their leases alone, said with who holds them: the worker's other tasks keep theirs", async () => {
-    const held = await submit(await workflowFile("row-held", "tasks:\n  h1: { run: 'echo started; sleep 9' }\n  h2: { run: 'echo started; sleep 9' }\n  h3: { run: 'echo started; sleep 9' }\n"));
-    const other = await submit(await workflowFile("row-free", "tasks:\n  free: { run: 'echo started; sleep 9' }\n"));
+    const held = await submit(await workflowFile("row-held", "tasks:\n  h1: { run: 'echo started; sleep 60' }\n  h2: { run: 'echo started; sleep 60' }\n  h3: { run: 'echo started; sleep 60' }\n"));
+    // The free task runs on until the rows are let go (its gate made then): its lease renewed all through the lock.
+    const other = await submit(await workflowFile("row-free", "tasks:\n  free: { run: 'echo started; until [ -e \"$TASKQ_RUN_ID.go\" ]; do sleep 0.05; done' }\n"));
     // Submitted first, the four start together, and their renewals are due together: the held rows' renewals come first to its few renewal connections.
     const worker = await startWorker(["--lease", "4s", "-j", "4"]);
     const started = (runId: string, key: string) => worker.stdout().includes(`${runId}/${key} | started`);
@@ -338,8 +339,10 @@ tasks:
       const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
       await client.query("BEGIN");
       await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [held]);
-      await sleep(6_000);
+      // Held until each held task's lease has run out (the worker says so, killing it): past the lease, as long as it takes.
+      expect(await eventually(() => ["h1", "h2", "h3"].every((key) => worker.stdout().includes(`LOST    ${held}/${key}: `)), 30_000)).toBe(true);
       await client.query("COMMIT");
+      await writeFile(path.join(ws.dir, `${other}.go`), "");
       // The renewals of the free row went through all along, while each of a held row waited briefly and said which session holds it.
       expect((await waitForRun(other)).tasks[0]).toMatchObject({ key: "free", state: "succeeded", attempts: 1 });
       expect(worker.stdout()).toContain(`db      heartbeat failed: task "h1" of run ${held} is locked by another session (pid ${pid}, application_name "psql"`);
@@ -368,7 +371,8 @@ tasks:
       const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
       await client.query("BEGIN");
       await client.query(`SELECT id FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
-      await sleep(6_000);
+      // Held until every task's lease has run out (the worker says so, killing it): past the lease, as long as it takes.
+      expect(await eventually(() => keys.every((key) => worker.stdout().includes(`LOST    ${runId}/${key}: `)), 30_000)).toBe(true);
       await client.query("COMMIT");
       const session = `another session (pid ${pid}, application_name "psql"`;
       const tasks = (await waitForRun(runId)).tasks;
@@ -516,7 +520,9 @@ tasks:
   });
 
   it("after SIGTERM it says stopped last, once its running task has finished, in JSON and in plain lines", async () => {
-    const file = await workflowFile("stop-last", "tasks:\n  job: { run: 'echo started; sleep 3; echo done' }\n");
+    // The task runs on until the test has seen the worker take the signal (its note), then ends: told after that note, as it
+    // would be after a fixed wait, with no wait longer than the stop takes.
+    const file = await workflowFile("stop-last", "tasks:\n  job: { run: 'echo started; until [ -e \"$TASKQ_RUN_ID.go\" ]; do sleep 0.05; done; echo done' }\n");
     for (const json of [true, false]) {
       // A worker in JSON names itself in a record, which startWorker does not read.
       const worker = { cli: startCli(["worker", "--log-dir", ws.logs, "-j", "1", ...(json ? ["--output", "json"] : [])], { cwd: ws.dir, env: ENV }) };
@@ -527,12 +533,14 @@ tasks:
       // The task's own output: its shell runs (a start record comes a turn of the event loop before it).
       expect(await eventually(() => /\| started|"text":"started"/.test(worker.cli.stdout()), 15_000)).toBe(true);
       worker.cli.child.kill("SIGTERM");
+      expect(await eventually(() => worker.cli.stdout().includes("SIGTERM received: no new task is leased"), 15_000)).toBe(true);
+      await writeFile(path.join(ws.dir, `${runId}.go`), "");
       const result = await worker.cli.done;
       expect(result.code).toBe(143);
       const lines = result.stdout.trimEnd().split("\n");
       if (json) {
         const events = lines.map((line) => (JSON.parse(line) as { event: string }).event);
-        // The task ran on for 3 s after the signal: its end is told, then the worker's stop, last.
+        // The task ran on after the signal: its end is told, then the worker's stop, last.
         expect(events.indexOf("finished")).toBeGreaterThan(events.indexOf("note"));
         // The note says what the plain line says: what the signal does, and the time to finish.
         expect(lines.map((line) => JSON.parse(line) as { event: string; message?: string }).find((record) => record.event === "note")?.message).toBe(
@@ -706,7 +714,8 @@ tasks:
     a.cli.child.kill("SIGTERM");
     expect((await a.cli.done).code).toBe(143);
     await writeFile(path.join(ws.dir, "tail-elsewhere.go"), "");
-    const b = await startWorker(["-j", "2"]);
+    // A short lease: the cancel below stops r at B's next heartbeat, a third of the lease (a second, not the default 10 s).
+    const b = await startWorker(["-j", "2", "--lease", "3s"]);
     expect(await eventually(() => b.stdout().includes(`start   ${runId}/r (attempt 2/3)`) && b.stdout().includes(`FAILED  ${runId}/d`), 15_000)).toBe(true);
     const cancel = await taskq(["cancel", runId]);
     expect(cancel.code).toBe(0);
@@ -830,7 +839,8 @@ describe("taskq run --store", () => {
     workers.push(run);
     expect(await eventually(() => existsSync(path.join(ws.dir, "lost-then-signal.began")), 15_000)).toBe(true);
     run.child.kill("SIGSTOP");
-    const other = await startWorker(["--lease", "2s", "-j", "1"]);
+    // Its stop at the end kills attempt 2 (`sleep 30`) at once rather than after the default 10 s to finish.
+    const other = await startWorker(["--lease", "2s", "-j", "1", "--shutdown-timeout", "0.5s", "--kill-grace", "1s"]);
     try {
       expect(await eventually(() => other.stdout().includes(`start   ${runId}/build (attempt 2/2)`), 30_000)).toBe(true);
     } finally {
@@ -1647,11 +1657,14 @@ describe("taskq run --store", () => {
     const yaml = "tasks:\n  left: { run: 'echo begun; sh -c \"trap \\\"\\\" TERM; sleep 60\" & exit 3', timeout: 2s, retries: 1, retryOn: [1] }\n";
     const file = await workflowFile("exited-then-timeout", yaml);
     const words = "exited with code 3 (3 is not in retryOn: not retried)";
-    const local = await taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local"), "--kill-grace", "8s"]);
+    const runId = newRunId("exited-then-timeout");
+    // The two runs side by side: each waits out its kill grace, and neither reads the other's store or logs.
+    const [local, result] = await Promise.all([
+      taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local"), "--kill-grace", "8s"]),
+      taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--kill-grace", "8s", "--output", "json"]),
+    ]);
     expect(local.code).toBe(1);
     expect(local.stdout).toContain(`FAILED  left after 1 attempt: ${words}\n`);
-    const runId = newRunId("exited-then-timeout");
-    const result = await taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--kill-grace", "8s", "--output", "json"]);
     expect(result.code).toBe(1);
     const finished = result.stdout
       .trim()
