@@ -1116,8 +1116,12 @@ tasks:
         // (Not in the holder's transaction, which would see pg_stat_activity as it was at its first look.)
         (await store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'", [storeApplicationName(`taskq worker ${worker.id}`, SCHEMA)])).rows[0]!.n;
       expect(await eventually(async () => (await waiting()) === 7, 15_000)).toBe(true);
-      // Three leases of r go by while the 8 records wait: r keeps its lease, renewed every second.
-      await sleep(9_000);
+      // While the 8 records wait, r keeps its lease, renewed every second: its end, as the database has it, moves on by more
+      // than two leases (without renewals it would have run out twice over), however long the renewals take to come.
+      const leaseEnd = async (): Promise<number> =>
+        (await store.pool.query<{ at: number }>(`SELECT extract(epoch FROM lease_expires_at)::float8 AS at FROM "${SCHEMA}".tasks WHERE run_id = $1 AND key = 'r'`, [runId])).rows[0]!.at;
+      const heldFrom = await leaseEnd();
+      expect(await eventually(async () => (await leaseEnd()) > heldFrom + 6, 30_000)).toBe(true);
       expect(await waiting()).toBe(7);
       expect(worker.stdout()).not.toContain("LOST");
       const status = await store.runStatus(runId);
@@ -1193,7 +1197,7 @@ tasks:
     env: { MARKS: "${marks}" }
 `,
     );
-    const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "4s"]);
+    const leaving = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "1s", "--kill-grace", "2s"]);
     const runId = await submit(file);
     expect(await eventually(async () => (await readFile(marks, "utf8").catch(() => "")).includes("first"))).toBe(true);
     const staying = await startWorker(["-j", "1", "--lease", "30s"]);
@@ -1202,7 +1206,7 @@ tasks:
     const exitedAt = Date.now();
     expect(left.code).toBe(143);
     expect(taskOf(await waitForRun(runId, 20_000), "job")).toMatchObject({ state: "succeeded", attempts: 1, workerId: staying.id });
-    // The first copy's last mark (it was killed by SIGKILL after the 4 s grace) came before the second copy started.
+    // The first copy's last mark (it was killed by SIGKILL after the 2 s grace) came before the second copy started.
     const written = (await readFile(marks, "utf8")).trim().split("\n").map((line) => line.split(" "));
     const lastFirst = Math.max(...written.filter(([copy]) => copy === "first").map(([, at]) => Number(at)));
     const second = written.filter(([copy]) => copy === "second").map(([, at]) => Number(at));
@@ -1216,7 +1220,7 @@ tasks:
     expect(stoppedFor).toBeLessThan(2_000);
     // Its log says the stop took the SIGKILL, as a local run's does.
     expect(await readFile(path.join(ws.logs, runId, "job.log"), "utf8")).toBe(
-      "--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL after the kill grace (4s): it did not stop on SIGTERM ---\n--- taskq: attempt 1 ---\n",
+      "--- taskq: attempt 1 stopped: the worker is stopping; killed with SIGKILL after the kill grace (2s): it did not stop on SIGTERM ---\n--- taskq: attempt 1 ---\n",
     );
     expect((await stopWorker(staying)).code).toBe(143);
   });
@@ -1425,8 +1429,8 @@ tasks:
     const doomed = await startWorker(["-j", "1", "--lease", "2s"]);
     const runId = await submit(file);
     expect(await eventually(() => doomed.stdout().includes(`${runId}/build | linking`))).toBe(true);
-    // Heartbeats come every third of the lease: after two of them, the lines are stored.
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Heartbeats come every third of the lease: once one has stored both lines (as the database has them), the worker is killed.
+    expect(await eventually(async () => (await store.runStatus(runId)).tasks[0]?.liveTail?.join("\n") === "compiling\nlinking", 15_000)).toBe(true);
     doomed.cli.child.kill("SIGKILL");
     await doomed.cli.done;
 
@@ -2274,11 +2278,15 @@ tasks:
       const json = startCli(["status", runId, "--watch", "--output", "json"], { cwd: ws.dir, env: { ...ENV, ...env } });
       const plain = startCli(["status", runId, "--watch"], { cwd: ws.dir, env: { ...ENV, ...env } });
       watches.push(json, plain);
-      expect(await eventually(() => events(json).includes("progress") && plain.stdout().includes(": 0 succeeded"), 15_000)).toBe(true);
+      // Each has also said (once, after its first read) that no worker is connected: a look the outage would cut short.
+      const saidNoWorker = () => json.stderr().endsWith("\n") && plain.stderr().endsWith("\n");
+      expect(await eventually(() => events(json).includes("progress") && plain.stdout().includes(": 0 succeeded") && saidNoWorker(), 15_000)).toBe(true);
       await allow(false);
       expect(await eventually(() => events(json).includes("db-error") && plain.stdout().includes("; retrying\n"), 15_000)).toBe(true);
-      // Still polling through the outage: two seconds on, nothing has ended.
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Still polling through the outage: each says so again at its next read (a second on), and neither has ended.
+      // (Counted in the text as it comes: a record may be read before its line is whole.)
+      const count = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
+      expect(await eventually(() => count(json.stdout(), /"event":"db-error".*\n/g) >= 2 && count(plain.stdout(), /; retrying\n/g) >= 2, 15_000)).toBe(true);
       expect([json.child.exitCode, plain.child.exitCode]).toEqual([null, null]);
       expect(records(json).find((record) => record.event === "db-error")).toEqual({
         ts: expect.any(String),
