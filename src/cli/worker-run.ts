@@ -26,7 +26,7 @@ import type { LeasedTask, LeaseLost, Outcome, PostgresStore, PostgresWorker, Rel
 import { processExists } from "../process-exists.js";
 import { workerHostAndPid } from "../store/postgres/worker-id.js";
 import { DEFAULT_LEASE_MS } from "../store/postgres/worker-types.js";
-import { unusableStoreState } from "../store/postgres/transient.js";
+import { isStoreMissing } from "../store/postgres/transient.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "./output.js";
 import { holdLogFolder, renewLogFolderHold } from "./log-folders.js";
 import { oneLine } from "./one-line.js";
@@ -461,12 +461,6 @@ function leaseFate(withinMs: number, one: boolean, leaseSource: string): string 
   return `${when} (another one, or the next one started) queues the task again, this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)`;
 }
 
-/** True for an error of a store whose schema, a table or a function of it is not there (dropped under the worker): not a right revoked. */
-function storeMissing(error: unknown): boolean {
-  const state = unusableStoreState(error);
-  return state !== undefined && state !== "42501";
-}
-
 /** How an attempt ended, in words: "it succeeded (exit 0)", "it failed: exit code 2", "it was cancelled". */
 function endedWords(outcome: Outcome): string {
   if (outcome.kind === "success") return `it succeeded (exit ${outcome.exitCode ?? 0})`;
@@ -712,10 +706,12 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
       const message = storeErrorWords(event.error);
       // Its database gone, no sweep comes: the run went with it.
       // Its schema or tables gone, no sweep comes either until they are back: a sweep is a statement on those same tables.
+      // A function of the store's gone (the message names it, and says the store is no longer whole) leaves the tables:
+      // the sweep, which calls none of them, counts the attempt as lost as for any record lost.
       const fate =
         event.databaseGone === true
           ? "the store's database no longer exists"
-          : storeMissing(event.error)
+          : isStoreMissing(event.error)
             ? "the store's tables are not there, so no sweep can count the attempt as lost until they are back"
             : "once its lease runs out, a sweep counts the attempt as lost: the task runs again if it has attempts left, else it fails";
       print(

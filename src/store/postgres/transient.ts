@@ -171,6 +171,16 @@ export function isDatabaseGone(error: unknown): boolean {
   return serverError(error)?.code === "3D000";
 }
 
+/**
+ * True for an error of a store whose schema (3F000) or a table (42P01) is not there (dropped under the worker): then
+ * no sweep, a statement on those tables, can count an attempt as lost until they are back. Not a function not there
+ * (42883): the tables are, and a sweep reads and writes them alone; nor a right revoked (42501).
+ */
+export function isStoreMissing(error: unknown): boolean {
+  const code = serverError(error)?.code;
+  return code === "3F000" || code === "42P01";
+}
+
 /** The SQLSTATE of an error (or of its `cause`s) that says the store cannot be used as it is, else undefined. */
 export function unusableStoreState(error: unknown): string | undefined {
   const code = serverError(error)?.code;
