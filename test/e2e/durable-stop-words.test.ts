@@ -175,3 +175,66 @@ describe("a worker whose store's recording function is dropped under it", () => 
     expect(await eventually(() => worker.stdout().includes(`sweep   ${runId}/done: lease expired`), 20_000)).toBe(true);
   });
 });
+
+describe("a stopping worker --output json whose database refuses it", () => {
+  it("gives what the server answered as refusedWith, and when the lease runs out as withinMs, in its recording and leases-left records", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-refused-json");
+    const file = await workflowFile("refused-json", waiting(go));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const role = `${SCHEMA}_json`;
+    const pool = durable.store.pool;
+    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    try {
+      await grantStore(role);
+      const url = new URL(proxy.url(durable.SECRET_URL));
+      url.username = role;
+      const cli = startCli(["worker", "--log-dir", durable.ws.logs, "--lease", "10m", "-j", "1", "--shutdown-timeout", "1s", "--output", "json"], {
+        cwd: durable.ws.dir,
+        env: { TASKQ_STORE: url.toString(), TASKQ_STORE_SCHEMA: SCHEMA },
+      });
+      durable.workers.push(cli);
+      type JsonRecord = { event: string; runId?: string; id?: string; text?: string; [field: string]: unknown };
+      const records = (): JsonRecord[] =>
+        cli
+          .stdout()
+          .split("\n")
+          .filter((line) => line.startsWith("{") && line.endsWith("}"))
+          .map((line) => JSON.parse(line) as JsonRecord);
+      const find = (event: string): JsonRecord | undefined => records().find((record) => record.event === event);
+      const runId = await submit(file);
+      expect(await eventually(() => records().some((record) => record.event === "output" && record.runId === runId && record.text === "waiting"), 15_000)).toBe(true);
+      await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
+      proxy.refuse();
+      proxy.accept();
+      await writeFile(go, "");
+      expect(await eventually(() => records().some((record) => record.event === "db-error" && record.operation === "complete"), 15_000)).toBe(true);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => find("recording") !== undefined, 20_000)).toBe(true);
+      const recording: JsonRecord = find("recording") ?? { event: "none" };
+      const refusedWith = `too many connections for role "${role}"`;
+      expect(recording).toMatchObject({ runId, id: "done", ended: "succeeded", exitCode: 0, refusedWith });
+      // Until the attempt's lease runs out: a 10m lease renewed as the task started, not the whole lease, nor none.
+      const recordingWithin = recording.withinMs as number;
+      expect(Number.isInteger(recordingWithin)).toBe(true);
+      expect(recordingWithin).toBeGreaterThan(600_000 / 2);
+      expect(recordingWithin).toBeLessThanOrEqual(600_000);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => records().some((record) => record.event === "note" && String(record.message).includes("SIGINT received again")), 10_000)).toBe(true);
+      cli.child.kill("SIGINT");
+      expect(await eventually(() => cli.child.exitCode !== null, 20_000)).toBe(true);
+      const left: JsonRecord = find("leases-left") ?? { event: "none" };
+      expect(left).toMatchObject({ tasks: [{ runId, id: "done", ended: "succeeded", exitCode: 0 }], strays: false, leaseMs: 600_000, refusedWith });
+      // The same lease, a moment later: it runs out no later than the record said.
+      const leftWithin = left.withinMs as number;
+      expect(Number.isInteger(leftWithin)).toBe(true);
+      expect(leftWithin).toBeGreaterThan(600_000 / 2);
+      expect(leftWithin).toBeLessThanOrEqual(recordingWithin);
+      expect(left).not.toHaveProperty("lockWait");
+    } finally {
+      await proxy.close();
+      await pool.query(`DROP OWNED BY "${role}"`);
+      await pool.query(`DROP ROLE "${role}"`);
+    }
+  });
+});
