@@ -238,3 +238,42 @@ describe("a stopping worker --output json whose database refuses it", () => {
     }
   });
 });
+
+describe("a third Ctrl-C to a worker whose database does not take a record", () => {
+  it("gives the record up also before the `record` line has been said", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-third");
+    const file = await workflowFile("third", waiting(go));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // A long lease: the record would be tried for 10 minutes. A long time to finish: the record line comes only once a
+      // second signal has ended that time.
+      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "60s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      proxy.refuse();
+      await writeFile(go, "");
+      expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
+      // One at a time: two signals sent at once may reach it as one.
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes("SIGINT received: "), 10_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes("killing every task now"), 10_000)).toBe(true);
+      // The stop says it tries to record the attempt a moment after the second signal: this third one comes before.
+      const before = worker.stdout();
+      worker.cli.child.kill("SIGINT");
+      expect(before).not.toContain(`record  ${runId}/done: `);
+      // Before: nothing, and the worker went on trying to record it for the lease's 10 minutes, until a fourth signal.
+      expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+      const out = worker.stdout();
+      expect(out).toContain("SIGINT received again: giving up the records of the tasks that ended, which the database does not take; stopping now");
+      // Given up before it was said: not said after.
+      expect(out).not.toContain(`record  ${runId}/done: `);
+      const left = out.split("\n").find((text) => text.includes(`left    ${runId}/done`)) ?? "";
+      expect(left).toContain(`left    ${runId}/done (it succeeded (exit 0) but could not be recorded): its lease was not given back`);
+      expect(worker.cli.child.exitCode).toBe(130);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

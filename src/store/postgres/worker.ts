@@ -228,14 +228,16 @@ export class PostgresWorker {
 
   /**
    * Stops waiting for the records of attempts that ended, which a stop otherwise tries until their leases run out (up to
-   * `--lease`, a long one hours): for a further Ctrl-C after the second. Their ends are told as left ("leases-left").
-   * Returns whether records were given up now (false where none is waited for, or they were given up already).
+   * `--lease`, a long one hours): for a further Ctrl-C after the second, whether the stop has said it waits for them
+   * ("recording") yet or not: one that came before that line did nothing, and a fourth was needed. A record the database
+   * takes in a moment is still kept (a storm of signals as the stop begins): each is given that moment (RECORD_NEWS_MS)
+   * before it is given up. Their ends are told as left ("leases-left"). Returns whether an end was being recorded as
+   * they were given up (false where none was, or they were given up already).
    */
   giveUpRecords(): boolean {
-    // None waited for yet (a storm of signals as the stop begins): the records the database takes in a moment are kept.
-    if (this.#recordsAwaited === 0 || this.#recordsGivenUp.signal.aborted) return false;
+    if (this.#recordsGivenUp.signal.aborted) return false;
     this.#recordsGivenUp.abort();
-    return true;
+    return this.#recordsAwaited > 0 || [...this.#goneAborted, ...this.#running.values()].some((attempt) => attempt.recording !== undefined);
   }
 
   /** Aborts every running attempt (reason SHUTDOWN) in `words`: what its task's log and line say it was stopped for. */
