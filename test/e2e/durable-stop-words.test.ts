@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { startCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
+import { PostgresStore } from "../../src/store/postgres/store.js";
 import { DATABASE_URL } from "../store/helpers.js";
 import { useDurableWorkspace } from "./durable-harness.js";
 
@@ -171,8 +172,16 @@ describe("a worker whose store's recording function is dropped under it", () => 
     // tables that are there: a sweep (a statement on them, no function of the store's) counts it once its lease runs out.
     expect(line).not.toContain("tables are not there");
     expect(line).toContain("once its lease runs out, a sweep counts the attempt as lost");
-    // And it does: this worker's own sweep, as the lease runs out.
-    expect(await eventually(() => worker.stdout().includes(`sweep   ${runId}/done: lease expired`), 20_000)).toBe(true);
+    try {
+      // And it does: this worker's own sweep, as the lease runs out.
+      expect(await eventually(() => worker.stdout().includes(`sweep   ${runId}/done: lease expired`), 20_000)).toBe(true);
+    } finally {
+      // No migration makes the function again: the store is made anew, for the tests after.
+      worker.cli.child.kill("SIGKILL");
+      await worker.cli.done;
+      await durable.store.pool.query(`DROP SCHEMA "${SCHEMA}" CASCADE`);
+      await (await PostgresStore.open({ connectionString: DATABASE_URL, schema: SCHEMA })).close();
+    }
   });
 });
 
