@@ -251,15 +251,16 @@ describe("a stopping worker --output json whose database refuses it", () => {
 describe("a third Ctrl-C to a worker whose database does not take a record", () => {
   it("gives the record up also before the `record` line has been said", { timeout: 60_000 }, async () => {
     const go = path.join(durable.ws.dir, "go-third");
-    const file = await workflowFile("third", waiting(go));
+    // One task ends, its record not taken; the other runs on, so the stop waits for it (the time to finish) until a second signal.
+    const file = await workflowFile("third", `${waiting(go)}  long: { run: 'echo long; sleep 1000' }\n`);
     const target = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     try {
       // A long lease: the record would be tried for 10 minutes. A long time to finish: the record line comes only once a
       // second signal has ended that time.
-      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "60s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      const worker = await startWorker(["--lease", "10m", "-j", "2", "--shutdown-timeout", "60s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
       const runId = await submit(file);
-      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`) && worker.stdout().includes(`${runId}/long | long`), 15_000)).toBe(true);
       proxy.refuse();
       await writeFile(go, "");
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
@@ -278,9 +279,43 @@ describe("a third Ctrl-C to a worker whose database does not take a record", () 
       expect(out).toContain("SIGINT received again: giving up the records of the tasks that ended, which the database does not take; stopping now");
       // Given up before it was said: not said after.
       expect(out).not.toContain(`record  ${runId}/done: `);
-      const left = out.split("\n").find((text) => text.includes(`left    ${runId}/done`)) ?? "";
-      expect(left).toContain(`left    ${runId}/done (it succeeded (exit 0) but could not be recorded): its lease was not given back`);
+      const left = out.split("\n").find((text) => text.includes("left    ")) ?? "";
+      expect(left).toContain(`${runId}/done (it succeeded (exit 0) but could not be recorded)`);
       expect(worker.cli.child.exitCode).toBe(130);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe("a stopping worker whose every task has ended, a record the database does not take", () => {
+  it("says it tries to record it as soon as every task has ended, not once the time to finish has passed", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-ended");
+    const file = await workflowFile("ended", waiting(go));
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      // A time to finish of a minute, of which the stop has nothing left to wait for: its one task has ended.
+      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "60s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      proxy.refuse();
+      await writeFile(go, "");
+      expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      // Before: the record line came once the whole minute had passed. Now a moment after the signal: within a third of it.
+      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
+      const out = worker.stdout();
+      expect(out).toContain(`record  ${runId}/done: it succeeded (exit 0); the database does not answer: trying to record it until its lease runs out`);
+      // Nothing was stopped: no note that the time to finish has passed, nor a second signal's.
+      expect(out).not.toContain("to finish have passed");
+      expect(out).not.toContain("killing every task now");
+      // The record comes through once the database is back, and the worker stops, its lease not left.
+      proxy.accept();
+      expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+      expect(worker.cli.child.exitCode).toBe(130);
+      expect(worker.stdout()).toContain(`ok      ${runId}/done`);
+      expect(worker.stdout()).not.toContain(`left    ${runId}/done`);
     } finally {
       await proxy.close();
     }

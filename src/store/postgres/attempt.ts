@@ -78,6 +78,9 @@ export class Attempt {
   #settled = false;
   /** Settles once the handler has ended (its processes are gone): from then on only its record is awaited. */
   readonly #handlerEnded: Promise<void>;
+  /** Settles once the attempt's end is offered to the database (see endOffered). */
+  readonly #endOffered: Promise<void>;
+  #offerEnd = (): void => undefined;
   #endHandler = (): void => undefined;
   #handlerDone = false;
   #commandDone = false;
@@ -109,6 +112,7 @@ export class Attempt {
     this.#options = options;
     this.#leaseEnds = options.leasedAt + options.leaseMs;
     this.#handlerEnded = new Promise((resolve) => (this.#endHandler = resolve));
+    this.#endOffered = new Promise((resolve) => (this.#offerEnd = resolve));
     this.done = this.#run();
   }
 
@@ -124,6 +128,14 @@ export class Attempt {
   /** Settles once the handler has ended (for the shell handler: the task's processes are gone). */
   get handlerEnded(): Promise<void> {
     return this.#handlerEnded;
+  }
+
+  /**
+   * Settles once the handler has ended and the attempt's end is offered to the database (recorded, or given back): from
+   * then on `recording` says which it is. Not as the handler ends: a renewal still on its way is waited for first.
+   */
+  get endOffered(): Promise<void> {
+    return this.#endOffered;
   }
 
   /** True once the handler has ended. */
@@ -303,7 +315,10 @@ export class Attempt {
     const durationMs = performance.now() - started;
     try {
       await this.#renewalAnswered();
-      await this.#record(outcome, durationMs);
+      const recorded = this.#record(outcome, durationMs);
+      // #record sets what is recorded before it first waits: told now, the stop finds it set.
+      this.#offerEnd();
+      await recorded;
     } finally {
       clearTimeout(this.#heartbeat);
       this.#heartbeat = undefined;

@@ -267,7 +267,13 @@ export class PostgresWorker {
     await Promise.race([Promise.all([this.#loop, this.#sweeper]), deadline]);
     const running = [...new Set([...this.#goneAborted, ...this.#running.values()])];
     const settled = Promise.all(running.map((attempt) => attempt.done)).then(() => "settled" as const);
-    if ((await Promise.race([settled, deadline])) === "deadline") {
+    // Every task has ended, each end recorded or being recorded: the time to finish has nothing left to wait for. A
+    // record the database does not take is waited for (and said) from now, as once the time had passed: the stop waited
+    // it out first (10 s, a --shutdown-timeout of minutes) before the `record` line, for tasks that had all ended. A lease
+    // being given back (or found stale) is waited for as before: its end is no record that a task's work was done.
+    const ended = Promise.all(running.map((attempt) => attempt.endOffered.then(() => (attempt.recording === undefined ? attempt.done : undefined)))).then(() => "ended" as const);
+    const first = await Promise.race([settled, ended, deadline]);
+    if (first === "deadline") {
       // Those still running that no second signal has stopped already: the user is told why they get SIGTERM now.
       // Nor those whose command has ended by itself: taskq waits out what it left running, on its own clock.
       const stopped = running.filter((attempt) => !attempt.handlerDone && !attempt.aborted && !attempt.commandDone).length;
@@ -281,8 +287,8 @@ export class PostgresWorker {
       if ((await Promise.race([handlers, this.#abortGrace.reached])) === "deadline") {
         await Promise.race([Promise.all(running.filter((attempt) => !attempt.handlerDone).map((attempt) => attempt.releaseNow())), this.#pause(RELEASE_WAIT_MS)]);
       }
-      await this.#awaitRecords(running);
     }
+    if (first !== "settled") await this.#awaitRecords(running);
     for (const pause of this.#pauses) pause.abort();
     this.#stopDeadline.dispose();
     this.#abortGrace.dispose();
