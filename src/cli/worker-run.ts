@@ -455,9 +455,16 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
  * expired" is recorded as the attempt's error, and the sweep of any worker running then (or of the
  * next one started) takes the task.
  */
-function leaseFate(withinMs: number, one: boolean, leaseSource: string): string {
+function leaseFate(withinMs: number, one: boolean, leaseSource: string, mayHoldMs?: number): string {
+  const seconds = (ms: number): string => formatMs(Math.ceil(ms / 1000) * 1000);
+  // A renewal whose reply was lost may have been taken: the database then holds the lease longer than this clock says,
+  // up to a lease from when the loss was seen. "Run out already" alone was said of a lease the database may still hold.
+  const doubt = mayHoldMs === undefined ? "" : `, unless a renewal whose reply was lost went through: then within ${seconds(mayHoldMs)}`;
   // The time left on this machine's clock, in whole seconds up: a stop that waited on a record may have taken most of the lease, or all of it.
-  const when = withinMs <= 0 ? `${one ? "It has" : "Each has"} run out already (${leaseSource}); a worker` : `${one ? "It runs" : "Each runs"} out within ${formatMs(Math.ceil(withinMs / 1000) * 1000)} (${leaseSource}); then a worker`;
+  const when =
+    withinMs <= 0
+      ? `${one ? "It has" : "Each has"} run out already${mayHoldMs === undefined ? "" : " on this worker's clock"}${doubt} (${leaseSource}); ${mayHoldMs === undefined ? "a worker" : "then a worker"}`
+      : `${one ? "It runs" : "Each runs"} out within ${seconds(withinMs)}${doubt} (${leaseSource}); then a worker`;
   return `${when} (another one, or the next one started) queues the task again, this attempt counted (or ends it: failed when it has no attempts left, cancelled when a cancel was asked for)`;
 }
 
@@ -748,8 +755,8 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
             ? "the database was reached, but a statement of this worker's waits on a lock another session holds"
             : "the database was reached, but did not answer in time";
       print(
-        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, withinMs: event.withinMs, ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }), ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }) },
-        `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.withinMs, one, leaseSource)}`,
+        { event: "leases-left", tasks, strays: event.strays, leaseMs: event.leaseMs, withinMs: event.withinMs, ...(event.mayHoldMs === undefined ? {} : { mayHoldMs: event.mayHoldMs }), ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }), ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }) },
+        `left    ${named.join(", ")}: ${leases} not given back (${why}). ${leaseFate(event.withinMs, one, leaseSource, event.mayHoldMs)}`,
       );
       return;
     }

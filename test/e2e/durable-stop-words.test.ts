@@ -321,3 +321,38 @@ describe("a stopping worker whose every task has ended, a record the database do
     }
   });
 });
+
+describe("a stopping worker whose lease renewal's reply was lost", () => {
+  it("does not say the lease has run out already, as the database may have taken the renewal", { timeout: 90_000 }, async () => {
+    const file = await workflowFile("reply-lost", "tasks:\n  long: { run: 'echo long; sleep 1000' }\n");
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    let runId: string | undefined;
+    try {
+      const worker = await startWorker(["--lease", "12s", "-j", "1", "--shutdown-timeout", "1s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/long | long`), 15_000)).toBe(true);
+      // A renewal has gone through: the renewals' connection is made, and the next one is sent on it as it is.
+      const leaseEnd = async (): Promise<number> =>
+        Number((await durable.store.pool.query<{ ms: string }>(`SELECT extract(epoch FROM lease_expires_at) * 1000 AS ms FROM "${SCHEMA}".tasks WHERE run_id = $1`, [runId])).rows[0]?.ms);
+      const leased = await leaseEnd();
+      expect(await eventually(async () => (await leaseEnd()) > leased + 1000, 15_000)).toBe(true);
+      // The next renewal is sent, and its reply never comes: the database may have taken it.
+      proxy.freeze();
+      expect(await eventually(() => worker.stdout().includes(`LOST    ${runId}/long: `), 30_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      if (!(await eventually(() => worker.cli.child.exitCode !== null, 20_000))) worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+      const left = worker.stdout().split("\n").find((text) => text.includes(`left    ${runId}/long`)) ?? "";
+      // Before: "It has run out already (--lease)", of a lease the database may hold for up to one more lease.
+      expect(left).toMatch(/It has run out already on this worker's clock, unless a renewal whose reply was lost went through: then within (\d+)s \(--lease\); then a worker /);
+      const within = Number(/then within (\d+)s/.exec(left)?.[1]);
+      expect(within).toBeGreaterThan(0);
+      expect(within).toBeLessThanOrEqual(12);
+    } finally {
+      await proxy.close();
+      // Its lease left in the database: ended, so that no later test's worker runs it again.
+      if (runId !== undefined) await durable.cancelStrandedRun(runId);
+    }
+  });
+});

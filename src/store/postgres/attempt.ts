@@ -8,7 +8,7 @@ import { RenewalUnsentError } from "./renewal-unsent.js";
 import { ABORTED_BY_SHUTDOWN, REQUESTED } from "./shutdown-cancel.js";
 import { abortCode, failureOutcome } from "./outcome.js";
 import type { PostgresStore } from "./store.js";
-import { causes, isMomentaryRefusal, isTransientError, serverWords, withRetry } from "./transient.js";
+import { causes, isMomentaryRefusal, isRefusal, isTransientError, serverWords, withRetry } from "./transient.js";
 import { POOL_FULL, QUERY_READ_TIMEOUT } from "./timeouts.js";
 import type { CompletionResult, LeasedTask, Outcome } from "./types.js";
 import type { WorkerMetrics } from "./worker-metrics.js";
@@ -98,6 +98,10 @@ export class Attempt {
   #recording: Outcome | undefined;
   /** What the server answered the last try to record the attempt's end, where it refused it (too many connections): not a database that did not answer. */
   #recordRefusedWith: string | undefined;
+  /** Where a renewal was sent and its reply lost (it may have been taken): the latest its lease may run out then (see leaseMayEndAt). */
+  #renewalReplyLost: number | undefined;
+  /** True while a renewal's statement is sent and unanswered (see leaseMayEndAt). */
+  #renewalOnItsWay = false;
   /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
   #readTail: (() => string[]) | undefined;
   /** How taskq's SIGKILL ended the attempt, in the handler's words, once it has ended so (a second Ctrl-C): told with its release. */
@@ -179,6 +183,16 @@ export class Attempt {
   /** When (performance.now()) the lease runs out on this machine's clock, unless renewed. */
   get leaseEndsAt(): number {
     return this.#leaseEnds;
+  }
+
+  /**
+   * When (performance.now()) the lease may run out in the database at the latest: later than leaseEndsAt where a renewal
+   * was sent and its reply lost, or is still on its way, which the database may have taken (a lease from then on: from
+   * when the loss was seen, or from now, as the latest it may have been taken).
+   */
+  get leaseMayEndAt(): number {
+    const onItsWay = this.#renewalOnItsWay ? performance.now() + this.#options.leaseMs : -Infinity;
+    return Math.max(this.#leaseEnds, this.#renewalReplyLost ?? -Infinity, onItsWay);
   }
 
   /**
@@ -455,10 +469,16 @@ export class Attempt {
       // another row; the renewal waiting behind it would hold a connection of the renewals' pool, for others' leases.
       const ended = this.#handlerDone;
       this.#renewalAskedAt = sentAt;
-      const onSent = () => (this.#renewalSentAt = statementSentAt = performance.now());
+      const onSent = (): void => {
+        this.#renewalSentAt = statementSentAt = performance.now();
+        this.#renewalOnItsWay = true;
+      };
       const renewal = store.renew(task.taskId, task.leaseToken, leaseMs, { timeoutMs: this.#leaseEnds - sentAt, skipLocked: ended, onSent, ...(tail === undefined ? {} : { tail: tail.lines }) });
       if (!ended) this.#waitingRenewal = renewal.catch(() => undefined);
-      const { status, cancelKind } = await renewal.finally(() => (this.#renewalSentAt = this.#renewalAskedAt = undefined));
+      const { status, cancelKind } = await renewal.finally(() => {
+        this.#renewalSentAt = this.#renewalAskedAt = undefined;
+        this.#renewalOnItsWay = false;
+      });
       if (this.#lost !== undefined) return;
       if (status === "lost") {
         if (!ended) return this.#lose("taken");
@@ -492,6 +512,8 @@ export class Attempt {
         this.#renewalSentAt = statementSentAt;
       }
       if (error instanceof RenewalUnsentError) return;
+      // Sent, and not refused by the server (which rolls a statement back): the database may have taken it, its reply lost.
+      if (statementSentAt !== undefined && !isRefusal(error)) this.#renewalReplyLost = Math.max(this.#renewalReplyLost ?? -Infinity, performance.now() + leaseMs);
       // A renewal whose row another session holds (STORE_LOCKED: its wait cut short) is tried again soon: the lock
       // may be let go before the lease runs out, and the renewal at the next heartbeat could come too late.
       const next = error instanceof TaskqError && error.code === "STORE_LOCKED" ? Math.min(RENEWAL_LOCKED_RETRY_MS, this.#options.heartbeatMs) : this.#options.heartbeatMs;

@@ -111,6 +111,11 @@ export type WorkerEvent =
       lockWait?: boolean;
       /** Where it was not asked so, and the server answered the worker's last failed operation with a refusal: its words (too many connections). */
       refusedWith?: string;
+      /**
+       * Where a renewal of one of them was sent and its reply lost (or not come yet): the database may have taken it, and
+       * then holds that lease longer than `withinMs` says, up to `mayHoldMs` from now (a lease from when the loss was seen).
+       */
+      mayHoldMs?: number;
     }
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it

@@ -310,7 +310,10 @@ export class PostgresWorker {
       const now = performance.now();
       const ends = [...unsettled.map((attempt) => attempt.leaseEndsAt - now), ...(this.#leftBehind.length > 0 || strays ? [this.#options.leaseMs] : [])];
       const withinMs = Math.max(Math.ceil(Math.max(...ends)), 0);
-      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }), ...(this.#refusedWith === undefined || waiting !== undefined ? {} : { refusedWith: this.#refusedWith }) });
+      // A renewal whose reply was lost (or is still on its way) may have been taken: the database may hold the lease longer.
+      const mayHold = Math.ceil(Math.max(...unsettled.map((attempt) => attempt.leaseMayEndAt - now), 0));
+      const doubt = mayHold > withinMs ? { mayHoldMs: mayHold } : {};
+      this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...doubt, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }), ...(this.#refusedWith === undefined || waiting !== undefined ? {} : { refusedWith: this.#refusedWith }) });
     }
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
     this.#emit({ type: "stopped", reason: this.#stopReason ?? "requested" });
