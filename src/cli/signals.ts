@@ -19,33 +19,35 @@ export const SHARED_SIGNAL_WAIT_MS = 500;
 export const LATE_SIGNAL_WAIT_MS = 50;
 
 /**
- * How soon after the first shutdown signal one more of the same kind is taken for the first again,
- * passed on by a wrapper in taskq's process group (see ForwardedCopy). A forwarder passes it on
- * within a few ms; a person presses Ctrl-C a second time well after this.
+ * How soon after a shutdown signal one more of the same kind is taken for it again, passed on by a
+ * wrapper in taskq's process group (see ForwardedCopy). A forwarder passes it on within a few ms;
+ * a person presses Ctrl-C again well after this.
  */
 export const FORWARDED_COPY_MS = 250;
 
 /**
- * Drops the copy of the first shutdown signal that a wrapper sharing taskq's process group passes
- * on: coreutils `timeout` and the like forward the SIGINT or SIGTERM they get, and a terminal's
+ * Drops the copies of each shutdown signal that a wrapper sharing taskq's process group passes on:
+ * coreutils `timeout`, npm and the like forward the SIGINT or SIGTERM they get, and a terminal's
  * Ctrl-C, or a runner's signal to the process group, reaches both the wrapper and taskq, which then
  * had it two or three times, a few ms apart (`timeout` passes it on to taskq and to the whole group):
- * the second was taken for a second Ctrl-C and killed every task at once, where one Ctrl-C was
- * given. Only with a parent in taskq's own process group (a shell with job control makes taskq lead
- * a group of its own: no copy comes) that is no shell (see SHELLS), only the first signal's kind,
- * and only within FORWARDED_COPY_MS of it: every such copy.
+ * the first Ctrl-C's copy was taken for a second Ctrl-C and killed every task at once, and the
+ * second's for a third, which gave up the records of tasks that had ended (a worker's, where the
+ * database does not take them: a task that succeeded then counts as lost). Only with a parent in
+ * taskq's own process group (a shell with job control makes taskq lead a group of its own: no copy
+ * comes) that is no shell (see SHELLS), only of the kind of the signal last taken, and only within
+ * FORWARDED_COPY_MS of it: every such copy.
  */
 class ForwardedCopy {
-  #first: { signal: NodeJS.Signals; at: number } | undefined;
+  #last: { signal: NodeJS.Signals; at: number } | undefined;
 
-  /** Whether `signal`, just received, is a forwarded copy of the first one. */
+  /** Whether `signal`, just received, is a forwarded copy of the one taken last. */
   isCopy(signal: NodeJS.Signals): boolean {
     const now = monotonicMs();
-    if (this.#first === undefined) {
-      this.#first = { signal, at: now };
-      return false;
-    }
-    return signal === this.#first.signal && now - this.#first.at <= FORWARDED_COPY_MS && parentMayForward();
+    const last = this.#last;
+    // Measured from the signal taken, not from a copy: a wrapper's copies all come within a few ms of it.
+    if (last !== undefined && signal === last.signal && now - last.at <= FORWARDED_COPY_MS && parentMayForward()) return true;
+    this.#last = { signal, at: now };
+    return false;
   }
 }
 
