@@ -37,18 +37,24 @@ export function trail(log: EventLog, id: string): string[] {
 
 /**
  * Every task submitted got exactly one terminal event (succeeded, failed or cancelled), the one of the status it ended
- * with, with that status's reason and dependency for a cancel: none missing, none told twice or told otherwise.
+ * with, with that status's error (the same object) and, for a cancel, its reason and dependency: none missing, none
+ * told twice or told otherwise. A task forgotten since (Queue.forget, by a listener) is skipped: the queue no longer
+ * has its result to compare with.
  */
 export function expectOneTerminalEventEach(queue: Queue, log: EventLog): void {
   const ids = eventsOf(log, "submitted").map((e) => e.id);
   expect(ids.length).toBeGreaterThan(0);
   for (const id of ids) {
-    const result = queue.get(id)!;
+    const result = queue.get(id);
+    if (result === undefined) continue;
     const terminal = log.filter(([name, e]) => (name === "succeeded" || name === "failed" || name === "cancelled") && (e as { id: string }).id === id);
     expect(terminal.map(([name]) => name), `terminal events of ${id}`).toEqual([result.status.toLowerCase()]);
+    if (result.status === "SUCCEEDED") continue;
+    const event = terminal[0]![1] as QueueEventMap["failed"] | QueueEventMap["cancelled"];
+    expect(event.error, `error of the terminal event of ${id}`).toBe(result.error);
     if (result.status === "CANCELLED") {
-      const event = terminal[0]![1] as QueueEventMap["cancelled"];
-      expect({ reason: event.reason, dependency: event.dependency }, `cancelled event of ${id}`).toEqual({ reason: result.cancelReason, dependency: result.dependency });
+      const cancelled = event as QueueEventMap["cancelled"];
+      expect({ reason: cancelled.reason, dependency: cancelled.dependency }, `cancelled event of ${id}`).toEqual({ reason: result.cancelReason, dependency: result.dependency });
     }
   }
 }
