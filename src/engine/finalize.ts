@@ -27,9 +27,11 @@ export class Finalizer {
   readonly #enqueue: (record: TaskRecord) => void;
   /**
    * What a listener may interrupt, outermost first (see settleEmitting): a task whose terminal event is being emitted, its
-   * dependents not settled yet, and each cascade under way (see #settleDependents). A stack, not a slot: a listener of one
-   * may end another task (a `failed` listener's cancel), whose own event and cascade come on top of it, and a shutdown
-   * begun in that one's listeners finishes them all, not only the innermost.
+   * dependents not settled yet, each cascade under way (see #settleDependents), and a task being announced as submitted
+   * after its dependency had failed or been cancelled, its cancel not made yet (a Doomed entry, see announceDoomed: a
+   * `submitted` listener). A stack, not a slot: a listener of one may end another task (a `failed` listener's cancel), whose
+   * own event and cascade come on top of it, and a shutdown begun in that one's listeners finishes them all, not only the
+   * innermost.
    */
   readonly #pending: (TaskRecord | Cascade | Doomed)[] = [];
 
@@ -81,7 +83,9 @@ export class Finalizer {
 
   /**
    * For a shutdown begun by a listener of a task's `failed` or `cancelled` event (a fail-fast stop): that task's
-   * dependents are cancelled for it first, as they were about to be, not as tasks the shutdown did not start.
+   * dependents are cancelled for it first, as they were about to be, not as tasks the shutdown did not start. So is a
+   * task whose `submitted` listener began it, submitted after its dependency had failed or been cancelled (a Doomed
+   * entry): it is cancelled because of that dependency, as it was about to be, and its own dependents with it.
    */
   settleEmitting(): void {
     // Begun in a cascade (the listener of a task it cancelled): the rest of it, as it was about to be, not as tasks not
@@ -118,7 +122,9 @@ export class Finalizer {
     } finally {
       pending.pop();
     }
-    this.cancelForDependency(record, dependency);
+    // Cancelled already where a shutdown begun by a listener settled it (settleEmitting): finalize would do nothing, and
+    // the error made for it would be thrown away.
+    if (!isTerminal(record.status)) this.cancelForDependency(record, dependency);
   }
 
   /** Cancels `record` because `dependency` did not succeed; the reason names the task that started the cascade. */
