@@ -218,9 +218,7 @@ export class Queue {
     // cancel's cause, and quoted, as a shutdown's cancel has it (a cause not quoted is read as the attempt the cancel cut
     // short, whose kill it would tell). A running one's is its running attempt's, told when it ends.
     const waited = record.status !== "RUNNING" && record.attempts > 0;
-    const error = waited
-      ? new TaskCancelledError("cancel", `task "${id}" was cancelled: not retried (attempt ${record.attempts} failed: ${messageOf(record.error)})`, undefined, { cause: record.error })
-      : new TaskCancelledError("cancel", `task "${id}" was cancelled`);
+    const error = waited ? notRetriedCancel(id, record.attempts, record.error) : new TaskCancelledError("cancel", `task "${id}" was cancelled`);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;
       // Kept as the task's error: the signal may already carry another reason (a timeout).
@@ -382,6 +380,8 @@ export class Queue {
   };
 
   #startAttempt(record: TaskRecord): void {
+    // A retry's: its last attempt's failure, which a cancel from the started listener below would otherwise replace.
+    const failed = record.error;
     this.#tasks.setStatus(record, "RUNNING");
     record.attempts++;
     const context = new RecordAttemptContext(record, record.attempts, Date.now(), this.#events);
@@ -393,8 +393,12 @@ export class Queue {
       if (record.current !== context) return;
       // One that cancelled it: its handler would start its work with its signal aborted already, which one that does
       // not look first (a write, a request) would carry out for a task cancelled before it was called.
+      // A retry's attempt so cancelled did nothing: the task ends as one cancelled while it waited for that retry,
+      // `not retried (attempt 1 failed: ...)` with that failure as the cause, not with a bare cancel that lost it.
       if (record.cancelRequested) {
-        this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
+        const error = record.attempts > 1 ? notRetriedCancel(record.id, record.attempts - 1, failed) : record.error;
+        this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "cancel" });
+        this.#stop.notifyIdle();
         return;
       }
       // One that stopped it with an abortGraceMs left the attempt for the grace to end: it has
@@ -453,4 +457,13 @@ export class Queue {
       this.#events.emit("retrying", { id: record.id, attempt: context.attempt, maxAttempts: record.maxAttempts, delayMs, runAt: record.runAt, error });
     }
   }
+}
+
+/**
+ * The error of task `id` cancelled while it waited for its retry (or as that retry's attempt started, see #startAttempt):
+ * attempt `attempt` failed with `failed`, quoted and the cause, as a shutdown's cancel of such a task has it (a cause not
+ * quoted is read as the attempt the cancel cut short, whose kill it would tell).
+ */
+function notRetriedCancel(id: string, attempt: number, failed: unknown): TaskCancelledError {
+  return new TaskCancelledError("cancel", `task "${id}" was cancelled: not retried (attempt ${attempt} failed: ${messageOf(failed)})`, undefined, { cause: failed });
 }

@@ -195,6 +195,24 @@ describe("cancel", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("a retry's attempt cancelled from its started listener ends as a task cancelled waiting for that retry: the failed attempt quoted and its cause", async () => {
+    const failure = new Error("x");
+    const ran: number[] = [];
+    const { queue, log } = makeQueue({ handlers: { fail: (_p, context) => (ran.push(context.attempt), Promise.reject(failure)) }, backoff: () => 1_000 });
+    queue.on("started", (e) => {
+      if (e.attempt === 2) expect(queue.cancel("r")).toBe(true);
+    });
+    queue.submit({ id: "r", type: "fail", maxAttempts: 3 });
+    await flush();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const result = await queue.wait("r");
+    expect(result).toMatchObject({ status: "CANCELLED", cancelReason: "cancel", attempts: 2, error: { message: 'task "r" was cancelled: not retried (attempt 1 failed: x)' } });
+    expect((result.error as Error).cause).toBe(failure);
+    expect(ran).toEqual([1]);
+    expect(eventsOf(log, "cancelled")[0]?.error).toBe(result.error);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("terminal -> false", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo" });
