@@ -609,7 +609,11 @@ describe("shutdown", () => {
       ["a later signal keeps the first call's abortGraceMs", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 3_000 }), queue.shutdown({ signal: AbortSignal.abort() })), 3_000],
       ["a later, shorter abortGraceMs counts", (queue: Queue) => (void queue.shutdown({ deadline: 100, abortGraceMs: 5_000 }), queue.shutdown({ abortGraceMs: 1_000 })), 1_100],
       ["a later, longer abortGraceMs does not", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 1_000 }), queue.shutdown({ deadline: 0, abortGraceMs: 5_000 })), 1_000],
-      ["the first abortGraceMs given counts, where an earlier call gave none", (queue: Queue) => (void queue.shutdown(), queue.shutdown({ deadline: 0, abortGraceMs: 2_000 })), 2_000],
+      [
+        "an abortGraceMs given after a call that gave none counts for a later call that stops and gives none",
+        (queue: Queue) => (void queue.shutdown(), void queue.shutdown({ abortGraceMs: 2_000 }), queue.shutdown({ deadline: 0 })),
+        2_000,
+      ],
     ])("%s", async (_, calls, ms) => {
       expect(await givenUpAfter(calls)).toBe(ms);
     });
