@@ -37,19 +37,56 @@ export const HELD_UP_MS = 100;
  */
 export class GraceTimer {
   #timer: LongTimer;
+  readonly #callback: () => void;
+  /** The wait's length: as given, or as shortened since (see shorten). */
+  #ms: number;
+  /** What of it may still be given back. */
+  #left: number;
+  /** When the wait ends, on timerNow's clock: what its timer is set for, as given back or shortened since. */
+  #dueAt: number;
 
   constructor(callback: () => void, ms: number) {
-    let left = Math.max(ms, 0);
-    let dueAt = timerNow() + left;
-    const onTimer = (): void => {
-      const lateMs = timerNow() - dueAt;
-      const backMs = Math.min(lateMs, left);
-      if (lateMs < HELD_UP_MS || backMs <= 0) return callback();
-      left -= backMs;
-      dueAt = timerNow() + backMs;
-      this.#timer = new LongTimer(onTimer, backMs);
-    };
-    this.#timer = new LongTimer(onTimer, left);
+    this.#callback = callback;
+    this.#ms = this.#left = Math.max(ms, 0);
+    this.#dueAt = timerNow() + this.#left;
+    this.#timer = new LongTimer(this.#onTimer, this.#left);
+  }
+
+  readonly #onTimer = (): void => {
+    const backMs = this.#giveBack(timerNow());
+    if (backMs > 0) this.#timer = new LongTimer(this.#onTimer, backMs);
+    else this.#callback();
+  };
+
+  /** Gives back the time its timer is late by at `now`, where the process was held up: the ms given back (the wait goes on that long), or 0. */
+  #giveBack(now: number): number {
+    const lateMs = now - this.#dueAt;
+    const backMs = Math.min(lateMs, this.#left);
+    if (lateMs < HELD_UP_MS || backMs <= 0) return 0;
+    this.#left -= backMs;
+    this.#dueAt = now + backMs;
+    return backMs;
+  }
+
+  /**
+   * Makes the wait `ms` long, counted from its start as before (a later, shorter abortGraceMs): its end comes that much
+   * sooner, at once where that has passed, and what is left to give back is as much less. Time the process was held up is
+   * given back first, as its timer gives it back: whether that timer has fired since or not yet (a call from an I/O
+   * callback, which runs before the timers once the process is continued), a shorter wait given after a stall ends that
+   * much after it, not in the same instant as the handlers' own timers' turn.
+   */
+  shorten(ms: number): void {
+    const byMs = this.#ms - Math.max(ms, 0);
+    if (!(byMs > 0)) return;
+    this.#ms -= byMs;
+    this.#timer.clear();
+    const now = timerNow();
+    this.#giveBack(now);
+    this.#left = Math.max(this.#left - byMs, 0);
+    this.#dueAt -= byMs;
+    const waitMs = this.#dueAt - now;
+    if (waitMs <= 0) return this.#callback();
+    this.#timer = new LongTimer(this.#onTimer, waitMs);
   }
 
   clear(): void {

@@ -2,7 +2,7 @@ import { messageOf } from "../errors.js";
 import { AttemptTimeoutError, isShutdownStop, TaskCancelledError, withoutStack } from "./errors.js";
 import type { QueueEvents } from "./events.js";
 import type { Finalizer } from "./finalize.js";
-import { GraceTimer, timerNow } from "./long-timer.js";
+import { GraceTimer } from "./long-timer.js";
 import type { ShutdownOptions, ShutdownResult } from "./options.js";
 import type { Schedule } from "./schedule.js";
 import { checkShutdownOptions, ShutdownControl, type StopCause } from "./shutdown-control.js";
@@ -194,16 +194,12 @@ export class QueueShutdown {
             };
             // Time the process was held up past its end is given back (see GraceTimer): a handler whose own timers came due
             // meanwhile settles as it does, not given up on in the same instant.
-            let timer = new GraceTimer(end, graceMs);
-            const startedAt = timerNow();
+            // A shorter grace given later counts from the stop, and keeps what was given back: given after a stall, its end
+            // is not in the same instant as the handlers' own timers' turn (see GraceTimer.shorten).
+            const timer = new GraceTimer(end, graceMs);
             this.#idleWaiters.push(end);
             this.#endGrace = end;
-            this.#shortenGrace = (shorterMs) => {
-              const leftMs = shorterMs - (timerNow() - startedAt);
-              timer.clear();
-              if (leftMs > 0) timer = new GraceTimer(end, leftMs);
-              else end();
-            };
+            this.#shortenGrace = (shorterMs) => timer.shorten(shorterMs);
           })
         : undefined;
     // Their error has the running attempts' cause: the signal's reason, whether it aborted before shutdown() or during the drain.

@@ -494,6 +494,30 @@ describe("shutdown", () => {
       expect(vi.getTimerCount()).toBe(0);
     });
 
+    it("a shorter abortGraceMs given after the stall keeps what was given back: it ends that much after the stall, not at once, and a handler whose timer came due in it settles as it does", async () => {
+      const ending = (): Promise<string> => new Promise((resolve) => setTimeout(() => setTimeout(() => resolve("ended"), 25), 1_000));
+      const never = new Promise<never>(() => undefined);
+      const { queue } = makeQueue({ handlers: { ending, stubborn: () => never } });
+      queue.submit({ id: "a", type: "ending" });
+      queue.submit({ id: "b", type: "stubborn" });
+      const done = queue.shutdown({ deadline: 100, abortGraceMs: 3_000 });
+      await vi.advanceTimersByTimeAsync(200);
+      // The give-up was due at 3,100: continued at 5,200, it gives back 2,100 ms, to 7,300; 1 s of grace in all ends it at 5,300.
+      stall(5_000);
+      await flush();
+      void queue.shutdown({ abortGraceMs: 1_000 });
+      await flush();
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(25);
+      expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", value: "ended" });
+      await vi.advanceTimersByTimeAsync(74);
+      expect(queue.get("b")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(done).resolves.toEqual({ hardStopped: true });
+      expect(queue.get("b")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
     it("one that never settles is given up on once the stall's length (at most abortGraceMs) more has passed", async () => {
       const never = new Promise<never>(() => undefined);
       const { queue } = makeQueue({ handlers: { stubborn: () => never } });
