@@ -88,28 +88,28 @@ export function emitTerminal(events: QueueEvents, record: TaskRecord): void {
 export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: string): TaskRecord | undefined }): TaskCancelledError {
   const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
   // The dependency is in hand, forgotten or not (by a listener of its own `failed` event, before its dependents are
-  // cancelled). A cause passed on is told as the dependency's own error told it: looked up by id, it may have been
-  // forgotten since, or be another task submitted with its id. It is looked up only where that error does not say (none the
-  // queue makes fails to), and one forgotten then did not succeed.
+  // cancelled). A cause passed on is told as the dependency's own error told it (its dependencyEnded, set below): looked up
+  // by id, it may have been forgotten since, or be another task submitted with its id. It is looked up only where that
+  // error does not say (none the queue makes fails to), and one forgotten then did not succeed.
   const verb = cause === dependency.id ? verbOf(dependency.status) : (toldIn(dependency.error, cause) ?? verbOf(tasks.get(cause)?.status));
   const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
-  return withoutStack(() => new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause));
+  const error = withoutStack(() => new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause));
+  // Carried, not parsed back out of the message for each task further down: that made a string and a closure per task.
+  (error as { dependencyEnded?: DependencyEnded }).dependencyEnded = verb;
+  return error;
 }
 
 /** How a cancel says its dependency ended. */
-const VERBS = ["failed", "was cancelled", "did not succeed"] as const;
+type DependencyEnded = NonNullable<TaskCancelledError["dependencyEnded"]>;
 
-function verbOf(status: TaskRecord["status"] | undefined): (typeof VERBS)[number] {
+function verbOf(status: TaskRecord["status"] | undefined): DependencyEnded {
   return status === "FAILED" ? "failed" : status === "CANCELLED" ? "was cancelled" : "did not succeed";
 }
 
 /** How a dependency's cancel (see dependencyCancelled) said `cause` ended; undefined for an error that is not one. */
-function toldIn(error: unknown, cause: string): (typeof VERBS)[number] | undefined {
+function toldIn(error: unknown, cause: string): DependencyEnded | undefined {
   if (!(error instanceof TaskCancelledError) || error.reason !== "dependency" || error.dependency !== cause) return undefined;
-  const prefix = `dependency "${cause}" `;
-  const { message } = error;
-  if (!message.startsWith(prefix)) return undefined;
-  return VERBS.find((verb) => message.startsWith(verb, prefix.length));
+  return error.dependencyEnded;
 }
 
 /** A wait with a signal: its task, and how it ends. */
