@@ -518,6 +518,25 @@ describe("shutdown", () => {
       expect(vi.getTimerCount()).toBe(0);
     });
 
+    it("a shorter abortGraceMs given after the stall but before the grace's timer has had its turn gives back the stall first", async () => {
+      const never = new Promise<never>(() => undefined);
+      const { queue } = makeQueue({ handlers: { stubborn: () => never } });
+      queue.submit({ id: "a", type: "stubborn" });
+      await flush();
+      // Due with the grace's timer and made before it, so it runs first once the process is continued, as an I/O callback does.
+      setTimeout(() => void queue.shutdown({ abortGraceMs: 400 }), 1_000);
+      const done = queue.shutdown({ deadline: 0, abortGraceMs: 1_000 });
+      // The give-up was due at 1,000: continued at 5,000, 1,000 ms is given back, to 6,000; 400 ms of grace in all ends it at 5,400.
+      stall(5_000);
+      await flush();
+      await vi.advanceTimersByTimeAsync(399);
+      expect(queue.get("a")?.status).toBe("RUNNING");
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(done).resolves.toEqual({ hardStopped: true });
+      expect(queue.get("a")).toMatchObject({ status: "CANCELLED", cancelReason: "shutdown" });
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
     it("one that never settles is given up on once the stall's length (at most abortGraceMs) more has passed", async () => {
       const never = new Promise<never>(() => undefined);
       const { queue } = makeQueue({ handlers: { stubborn: () => never } });
