@@ -1,4 +1,4 @@
-import { actionsExpressionEnds, escapedAt, readWord, RunReader, skipQuoted } from "./shell-traps.js";
+import { actionsExpressionEnds, casePatternEnds, escapedAt, readWord, RunReader, skipQuoted } from "./shell-traps.js";
 
 /*
  * How sh reads a run's here-documents (`cat <<EOF` ... `EOF`), for the notes on a run (shell-traps.ts): where each body is, which
@@ -34,6 +34,8 @@ export interface ExpandedBody {
   special?: string;
   /** The special builtin its command is, in a subshell (`( echo; : <<EOF`, or a `(` on a line above): its failed redirection ends that subshell only. */
   subshellSpecial?: string;
+  /** With `special`: whether it is in a subshell is not read here (see subshellCounter), so its failed redirection ends the task, or that subshell. */
+  subshellUnsure?: true;
   unclosed?: number;
 }
 
@@ -117,41 +119,89 @@ function bodiesBlanked(run: string): { outside: string; expanded: ExpandedBody[]
     if (operator === undefined || body.special === undefined) return body;
     const open = subshells!(operator);
     if (open === 0) return body;
+    // Unsure whether it is in one: it ends the task, or that subshell (dropped, its note said the task goes on, where sh may end it).
+    if (open === undefined) return { ...body, subshellUnsure: true as const };
     const { special, ...rest } = body;
-    // Unsure whether it is in one: neither is said.
-    return open === undefined ? rest : { ...rest, subshellSpecial: special };
+    return { ...rest, subshellSpecial: special };
   });
   return { outside, expanded: told };
 }
 
+/** Words after which sh still reads a command's first word (`if case`, `then (`): see subshellCounter. */
+const COMMAND_LEAD_WORDS = new Set(["{", "!", "then", "do", "else", "if", "elif", "while", "until"]);
+
 /**
  * How many subshells (`(` ... `)`) are open just before each index asked of `text` (a run, its here-documents' bodies blanked), asked in
  * increasing order: each character is read once. Quotes, `$(...)`, `${...}`, backquoted commands and comments are passed over, and a
- * function's `()` opens none. Undefined from a `case` on (whose patterns' `)` close none), or where a quote or substitution is never closed.
+ * function's `()` opens none. A case's patterns' `(` and `)` (see casePatternEnds) open and close none: a `case` counts only where sh
+ * reads a command's first word, and an `esac` there ends it (`echo in case of trouble` is no case; on any word `case`, this gave up, and
+ * a special builtin's here-document after it was said to fail its command alone, where sh ends the task). Undefined from where this
+ * reading is unsure on: a quote or substitution never closed, or a `)` that ends no pattern found, where a case's pattern may be, and a subshell is open.
  */
 function subshellCounter(text: string): (end: number) => number | undefined {
   let at = 0;
   let open: number | undefined = 0;
+  /** Whether sh reads a command's first word at `at`. */
+  let command = true;
+  /** The subshells open at each case open (its `case` where sh reads a command), and the pattern read now (from its `case` or `;;` to its `)`), if any. */
+  const cases: number[] = [];
+  let pattern: { start: number; end: number } | undefined;
+  let patterns: Map<number, number> | undefined;
+  const patternAt = (start: number): { start: number; end: number } | undefined => {
+    patterns ??= new Map(casePatternEnds(text).map(({ start, end }) => [start, end]));
+    const end = patterns.get(start);
+    return end === undefined ? undefined : { start, end };
+  };
   return (end) => {
     while (open !== undefined && at < end) {
       const char = text[at]!;
-      if (char === "\\") at += 2;
-      else if (char === "#" && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
+      if (char === "\\") {
+        at += 2;
+        command = false;
+      } else if (char === "#" && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
         const lineEnd = text.indexOf("\n", at);
         at = lineEnd === -1 ? text.length : lineEnd;
       } else if (char === "'" || char === '"' || char === "`" || (char === "$" && /[({$]/.test(text[at + 1] ?? ""))) {
         const past = skipQuoted(text, at, 0, false);
         if (past === -1) open = undefined;
         at = past;
-      } else if (char === "c" && /^case[ \t]/.test(text.slice(at, at + 5)) && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
-        open = undefined;
+        command = false;
+      } else if (pattern !== undefined && at <= pattern.end && (char === "(" || char === ")")) {
+        // A pattern's `(` (`case x in (a)`) or its `)`: a command follows the `)`.
+        if (at === pattern.end) {
+          pattern = undefined;
+          command = true;
+        }
+        at++;
       } else if (char === "(") {
         const empty = /^\([ \t]*\)/.exec(text.slice(at, at + 40));
         if (empty === null) open++;
         at += empty === null ? 1 : empty[0].length;
-      } else {
-        if (char === ")" && open > 0) open--;
+        command = true;
+      } else if (char === ")") {
+        // One that ends no pattern read here, where a pattern may be (no subshell opened in the case's branch): unsure, where it would close a subshell.
+        if (open > 0) open = cases.length > 0 && cases.at(-1) === open ? undefined : open - 1;
         at++;
+        command = true;
+      } else if (char === ";" && text[at + 1] === ";" && cases.length > 0) {
+        pattern = patternAt(at);
+        at += 2;
+        command = true;
+      } else if (char === "\n" || char === ";" || char === "&" || char === "|") {
+        at++;
+        command = true;
+      } else if (char === " " || char === "\t") at++;
+      else {
+        const word = /[^\s;&|()<>'"`$\\]*/y;
+        word.lastIndex = at;
+        const read = word.exec(text)![0] || char;
+        const whole = /^[\s;&|()<>]?$/.test(text[at + read.length] ?? "");
+        if (command && whole && read === "case") {
+          cases.push(open);
+          pattern = patternAt(at);
+        } else if (command && whole && read === "esac") cases.pop();
+        command = command && whole && COMMAND_LEAD_WORDS.has(read);
+        at += read.length;
       }
     }
     return open;

@@ -263,7 +263,7 @@ function* bashismMatches(run: string, pattern: RegExp, afterCase: RegExp | undef
  */
 export function bashismIn(
   written: string,
-): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; unclosed?: true; body?: "later" | "group" } | undefined {
+): { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; subshellUnsure?: true; unclosed?: true; body?: "later" | "group" } | undefined {
   if (!written.includes("[[") && !written.includes("source") && !written.includes("function") && !written.includes("=(") && !written.includes("<<<") && !ARRAY_EXPANSION.test(written)) return undefined;
   // Its here-documents' bodies are text (or another shell's) to this reading: blanked, at the same indexes and lines, but for what sh expands there (see outsideHereDocuments).
   const run = outsideHereDocuments(written);
@@ -315,6 +315,7 @@ export function bashismIn(
     ...(hereDocument === undefined ? {} : { hereDocument: true as const }),
     ...(hereDocument?.special === undefined ? {} : { special: hereDocument.special }),
     ...(hereDocument?.subshellSpecial === undefined ? {} : { subshellSpecial: hereDocument.subshellSpecial }),
+    ...(hereDocument?.subshellUnsure === undefined ? {} : { subshellUnsure: true as const }),
     ...(pastUnclosed(hereDocument, first.index) ? { unclosed: true as const } : {}),
     ...(body === undefined ? {} : { body }),
   };
@@ -699,7 +700,7 @@ const BASHISM_FAILURES: Record<BashismKind, (text: string, fails: string) => { f
 
 /** The note for bashismIn's construct in a run (`multiline`: of several lines), where `shell`, this machine's /bin/sh (`/bin/sh (dash)`), refuses it. */
 export function bashismNote(
-  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; unclosed?: true; body?: "later" | "group" },
+  found: { kind: BashismKind; text: string; line: number; substitution?: true; hereDocument?: true; special?: string; subshellSpecial?: string; subshellUnsure?: true; unclosed?: true; body?: "later" | "group" },
   multiline: boolean,
   shell: string,
 ): string {
@@ -709,7 +710,7 @@ export function bashismNote(
     found.substitution === true
       ? "the command substitution it is in exits 2 there and runs nothing after it"
       : found.hereDocument === true
-        ? hereDocumentFails(found.special, found.subshellSpecial)
+        ? hereDocumentFails(found.special, found.subshellSpecial, found.subshellUnsure)
         : "the task exits 2 there and runs nothing after it";
   const { fails: failure, instead } = found.body === undefined ? BASHISM_FAILURES[found.kind](found.text, fails) : FUNCTION_BODY[found.body];
   // Past a `$(...)` of the body that is never closed: what the construct is, then the syntax error sh stops at before it runs any of it.
@@ -756,9 +757,13 @@ export function actionsExpressionNote(written: string): string | undefined {
 
 /**
  * What a bad substitution in a here-document's body does: sh runs no command whose redirection fails, and goes on; but a special
- * builtin's (`: <<EOF`) ends the shell, or the subshell it is in (`( echo; : <<EOF`).
+ * builtin's (`: <<EOF`) ends the shell, or the subshell it is in (`( echo; : <<EOF`); where whether it is in one is not read
+ * (`subshellUnsure`), the task or that subshell, never "the task goes on".
  */
-function hereDocumentFails(special: string | undefined, subshellSpecial?: string): string {
+function hereDocumentFails(special: string | undefined, subshellSpecial?: string, subshellUnsure?: true): string {
+  if (special !== undefined && subshellUnsure === true) {
+    return `the task, or the subshell it is in, exits 2 there and runs nothing after it (the here-document is ${special}'s, a special builtin, whose failed redirection ends the shell it runs in)`;
+  }
   if (special !== undefined) return `the task exits 2 there and runs nothing after it (the here-document is ${special}'s, a special builtin, whose failed redirection ends the shell)`;
   if (subshellSpecial !== undefined) {
     return `the subshell it is in exits 2 there and runs nothing after it (the here-document is ${subshellSpecial}'s, a special builtin, whose failed redirection ends the subshell); the task goes on (under set -e, it ends there)`;
@@ -782,7 +787,7 @@ function pastUnclosed(body: ExpandedBody | undefined, index: number): boolean {
 function badSubstitutionFails(body: ExpandedBody | undefined, index: number, substitution: boolean): string {
   if (pastUnclosed(body, index)) return `before that, ${UNCLOSED_BODY_FAILS}`;
   if (substitution) return "the command substitution it is in exits 2 there (its output empty)";
-  if (body !== undefined) return hereDocumentFails(body.special, body.subshellSpecial);
+  if (body !== undefined) return hereDocumentFails(body.special, body.subshellSpecial, body.subshellUnsure);
   return "the task fails there";
 }
 

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { actionsExpressionNote, bashismIn, bashismNote, pipefailNote, pipefailSet, unclosedQuoteNote } from "../../src/loaders/shell-traps.js";
+import { BIN } from "../helpers/cli.js";
 import { bestOfAlternating } from "../helpers/timing.js";
 
 /** Whether this machine's /bin/sh refuses `command` (dash: bash's constructs). */
@@ -333,6 +334,32 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     const run = "false || : <<EOF\n${a[0]}\nEOF\necho after";
     expect(bashismIn(run)).toMatchObject({ special: ":" });
     if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run)).toMatchObject({ status: 2, stdout: "" });
+  });
+
+  // Any word `case` above (`echo in case of trouble`, or a case closed there) made the subshells unread, and the note said the task goes on: sh ends it.
+  it("says a special builtin's here-document after a word case, or a case closed, ends the task; in a case in a subshell, that subshell", () => {
+    const ends = "the task exits 2 there and runs nothing after it (the here-document is :'s, a special builtin, whose failed redirection ends the shell)";
+    for (const above of ["echo in case of trouble", "case x in x) echo x ;; esac", "case x in\n  (x) echo x ;;\n  y) (echo y) ;;\nesac", "echo case x in y)"]) {
+      const run = `${above}\n: <<EOF\n\${a[0]}\nEOF\necho after`;
+      expect(bashismIn(run), run).toMatchObject({ kind: "array", hereDocument: true, special: ":" });
+      expect(bashismNote(bashismIn(run)!, true, "/bin/sh (dash)"), run).toContain(`so ${ends}`);
+      expect(actionsExpressionNote(run.replace("${a[0]}", "${{ github.sha }}")), run).toContain(`, and ${ends}`);
+      if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(run), run).toMatchObject({ status: 2, stdout: expect.not.stringContaining("after") as unknown });
+      // Through the CLI, as a workflow's run.
+      const workflow = `tasks:\n  a:\n    run: |\n${run.replace(/^/gm, "      ")}\n`;
+      const validated = spawnSync(process.execPath, [BIN, "validate", "-"], { input: workflow, encoding: "utf8" });
+      expect(validated.stdout, run).toContain(`so ${ends}`);
+      expect(validated.stdout, run).not.toContain("goes on");
+    }
+    // A case in a subshell, the here-document after it there: the subshell ends, and the task goes on.
+    const inSubshell = "(\n  case x in (x) echo x ;; esac\n  : <<EOF\n${a[0]}\nEOF\n  echo sub-after\n)\necho after";
+    expect(bashismIn(inSubshell)).toMatchObject({ hereDocument: true, subshellSpecial: ":" });
+    if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(inSubshell)).toMatchObject({ status: 0, stdout: "x\nafter\n" });
+    // Where a `)` in a case may end a pattern or a subshell, unread: the task, or the subshell, never "the task goes on".
+    const unsure = "(\n  case x in\n  x) echo x;;y) echo y ;; esac\n  : <<EOF\n${a[0]}\nEOF\n)\necho after";
+    const found = bashismIn(unsure);
+    expect(found).toMatchObject({ hereDocument: true, special: ":", subshellUnsure: true });
+    expect(bashismNote(found!, true, "/bin/sh (dash)")).toContain("so the task, or the subshell it is in, exits 2 there and runs nothing after it (the here-document is :'s, a special builtin, whose failed redirection ends the shell it runs in);");
   });
 
   // An array's expansion, or a pipefail, past a body's `$(...)` never closed was said to end its command substitution: sh refuses the run before.
