@@ -808,20 +808,43 @@ const INVISIBLE = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
  * unknownKeyMessage, as where files were joined.
  */
 export function invisibleInKey(written: string, offset: number, problems: ProblemList, locator: SourceLocator): string {
-  const found = written.match(INVISIBLE);
-  if (found === null || (found.length === 1 && written.startsWith("\ufeff"))) return "";
-  const first = written.startsWith("\ufeff") ? found[1]! : found[0];
-  const index = written.indexOf(first, written.startsWith("\ufeff") ? 1 : 0);
-  // A plain key's text is as written; a quoted one's starts after its quote, and an escape before it is several characters.
+  if (!INVISIBLE_ONE.test(written)) return "";
+  // A plain key's text is as written; a quoted one's is read from its source up to its closing quote, an escape there several characters.
   const source = locator.textAt(offset, written.length * 10 + 2);
-  const quoted = source.startsWith('"') || source.startsWith("'");
-  const at = quoted ? source.indexOf(first, 1) : index;
-  if (at === -1) return "";
+  const literal = source.startsWith('"') || source.startsWith("'") ? quotedInvisibles(source) : [...written.matchAll(INVISIBLE)].map((match) => match.index);
+  // A byte order mark that starts the key is told by unknownKeyMessage, as where files were joined.
+  if (written.startsWith("\ufeff") && literal[0] === (source.startsWith('"') || source.startsWith("'") ? 1 : 0) && source[literal[0]] === "\ufeff") literal.shift();
+  const at = literal[0];
+  if (at === undefined) return "";
+  const first = source[at]!;
   const code = `U+${first.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
-  const more = found.length - 1 - (first === found[0] ? 0 : 1);
+  const more = literal.length - 1;
   const others = more === 0 ? "" : ` (and ${more} more such character${more === 1 ? "" : "s"})`;
   const without = written.replace(INVISIBLE, "");
   return `; it holds an invisible character, ${code} (${INVISIBLE_NAMES[first]}), at ${problems.lineCol(offset + at)}${others}, which editors do not show: delete it${without === "" ? "" : `, leaving ${quote(without)}`}`;
+}
+
+/** One character of INVISIBLE, tested without its global flag's state. */
+const INVISIBLE_ONE = new RegExp(INVISIBLE.source);
+
+/**
+ * Where each invisible character (see INVISIBLE) written as itself in a quoted scalar's source is, up to its closing quote: not one
+ * written as an escape (`"a\u200bb"`), which the file shows. Read past the closing quote, the characters of another line's value were
+ * told as the key's, at their place there.
+ */
+function quotedInvisibles(source: string): number[] {
+  const quote = source[0]!;
+  const found: number[] = [];
+  for (let index = 1; index < source.length; index++) {
+    const char = source[index]!;
+    if (char === quote) {
+      // '' is a ' inside a '-quoted scalar.
+      if (quote === "'" && source[index + 1] === "'") index++;
+      else break;
+    } else if (quote === '"' && char === "\\") index++;
+    else if (INVISIBLE_ONE.test(char)) found.push(index);
+  }
+  return found;
 }
 
 /** A "-quoted scalar's escape of a no-break space. */
