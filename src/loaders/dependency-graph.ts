@@ -2,6 +2,7 @@ import type { SourceLocator } from "./locator.js";
 import type { ProblemList } from "./problem-list.js";
 import { fullWidthColonKey, fullWidthColonWords, invisibleInKey, quote, readsAsNull } from "./report-issues.js";
 import { closestMatch } from "./suggest.js";
+import { taskSchema } from "./schema.js";
 import { findCycles } from "./find-cycles.js";
 import { MinHeap } from "./min-heap.js";
 import { isTaskId, TASK_ID_EXPECTED } from "../task-id.js";
@@ -57,9 +58,10 @@ export function orderTasks(tasks: DependencyInput[], locator: SourceLocator, pro
         const what = several === undefined && !isTaskId(dependency.id) ? `is not a valid task id: ${TASK_ID_EXPECTED}` : "is not defined";
         // `bu\u200bild`, which looks just like the id meant: the character told, and where, as the did-you-mean would not say why.
         let invisible = what === "is not defined" ? "" : invisibleInKey(dependency.id, offset, problems, locator);
-        // `- retries\uff1a 2` below dependsOn, a task's field and its value read as an id, a full-width colon between them.
+        // `- retries\uff1a 2` below dependsOn, a task's field and its value read as an id, a full-width colon between them: to move out
+        // of dependsOn. Only a task's field: `- b\uff1a c` was told to write b:, a mapping in dependsOn.
         const fullWidth = what === "is not defined" ? undefined : fullWidthColonKey(dependency.id, true);
-        if (fullWidth !== undefined) invisible = `; ${fullWidthColonWords(fullWidth)}`;
+        if (fullWidth !== undefined && Object.hasOwn(taskSchema.shape, fullWidth)) invisible = `; ${fullWidthColonWords(fullWidth, "dependsOn")}`;
         // An id refused already where it is written (`dependsOn: ! ~`, `! null`, `[! null]`: a `!` before it) is not said again.
         const say = what === "is not defined" && !readsAsNull(dependency.id) ? problems.atOffset.bind(problems) : problems.followOn.bind(problems);
         say(offset, `task ${quote(task.id)} depends on ${quote(dependency.id)}, which ${what}${invisible === "" ? hint : invisible}`, task.id);

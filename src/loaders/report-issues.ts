@@ -3,7 +3,7 @@ import type * as z from "zod/mini";
 import type { DataPath, SourceLocator } from "./locator.js";
 import { ProblemList } from "./problem-list.js";
 import { runAtMistake } from "./date-time.js";
-import { defaultsSchema, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
+import { defaultsSchema, ENV_NAME_PATTERN, isRunAt, PRIORITIES, TASK_TYPES, taskSchema, workflowFileSchema } from "./schema.js";
 import { durationMistake, OVER_DURATION_LIMIT, overDurationLimit, parseDuration } from "./duration.js";
 import { INTEGER_RANGES, isDurationField } from "./limits.js";
 import { closestMatch } from "./suggest.js";
@@ -180,9 +180,10 @@ function valueHint(issue: Issue, path: DataPath, locator: SourceLocator): string
   // `retryOn: 75`: one exit code, where the field takes a list of them (or `any`).
   if (field === "retryOn" && !isEnvVariablePath(path) && isExitCode(issue.input)) return ` (list it: retryOn: [${String(issue.input)}])`;
   if (typeof issue.input !== "string") return "";
-  // `env: A\uff1a 1`, `env\uff1a` then `A: 1` below a key: a key and its value read as text, a full-width colon between them.
+  // `env: A\uff1a 1`, `env\uff1a` then `A: 1` below a key: a key and its value read as text, a full-width colon between them. Only
+  // where that key is one of the mapping the field takes: `timeout: \u65f6\u95f4\uff1a 5m` was told to write \u65f6\u95f4:, still wrong.
   const fullWidth = fullWidthColonKey(issue.input, true);
-  if (fullWidth !== undefined && typeof field === "string") return `; ${fullWidthColonWords(fullWidth)}`;
+  if (fullWidth !== undefined && typeof field === "string" && keyOfFieldMapping(field, fullWidth)) return `; ${fullWidthColonWords(fullWidth)}`;
   // Digits YAML reads as text without quotes around them: tagged so (`retries: !!str 3`, `! 3`), the tag named as written; or in a `|` or `>` block, its header.
   const written = (): ReturnType<typeof blockIndicatorAt> | string => (locator.plainSourceOf(path) === undefined ? blockIndicatorAt(path, locator) : tagBefore(path, locator));
   const hint =
@@ -754,9 +755,21 @@ export function fullWidthColonKey(text: string, valued = false): string | undefi
   return found[1] ?? found[2];
 }
 
-/** What to say of `key` followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text. */
-export function fullWidthColonWords(key: string): string {
-  return `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; write ${key}: with the ASCII colon`;
+/**
+ * What to say of `key` followed by a full-width colon (`retries\uff1a 2`), which YAML reads as text. `outOf`: the field it is written
+ * in as one of its items (`dependsOn`), where a key is no item: written with the ASCII colon, it is to move out of there.
+ */
+export function fullWidthColonWords(key: string, outOf?: string): string {
+  const colon = `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon`;
+  return outOf === undefined ? `${colon}; write ${key}: with the ASCII colon` : `${colon}; ${key} is a task's field, not an item of ${outOf}: move it out of ${outOf}, written ${key}: with the ASCII colon`;
+}
+
+/** Whether `key` is one of the mapping that `field`'s value is (an env's variable name, a backoff's or defaults' field): see valueHint. */
+function keyOfFieldMapping(field: string, key: string): boolean {
+  if (field === "env") return ENV_NAME_PATTERN.test(key);
+  if (field === "backoff") return key === "base" || key === "max";
+  if (field === "defaults") return defaultsKeys.includes(key);
+  return false;
 }
 
 /**

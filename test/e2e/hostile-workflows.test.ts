@@ -371,6 +371,8 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
 
   it("a full-width colon after a key that is not a plain name (01-fetch, CJK), in a list's item, or in a value read as text, is told as the colon meant", async () => {
     const words = (key: string): string => `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; write ${key}: with the ASCII colon`;
+    const outOfDependsOn = (key: string): string =>
+      `the colon after ${key} is a full-width one, \uff1a (U+FF1A, as a Chinese or Japanese input method types it), which YAML reads as text, not as a key's colon; ${key} is a task's field, not an item of dependsOn: move it out of dependsOn, written ${key}: with the ASCII colon`;
     // Before, each was told without it: "Implicit keys need to be on a single line", "got a list", an unknown key "retries\uff1a 2" meant to be "retries".
     await rejects("tasks:\n  01-fetch\uff1a\n    run: touch ran\n", [`2:3: Implicit keys need to be on a single line: ${words("01-fetch")}`]);
     await rejects("tasks:\n  \u53d6\u5f97\uff1a\n    run: touch ran\n", [`2:3: Implicit keys need to be on a single line: ${words("\u53d6\u5f97")}`]);
@@ -378,7 +380,16 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     await rejects("tasks:\n  a: { run: touch ran, retries\uff1a 2 }\n  b:\n    run: touch ran\n    env:\n      A\uff1a 1\n  c:\n    run: touch ran\n    dependsOn:\n      - retries\uff1a 2\n", [
       `2:24: task "a": unknown key "retries\uff1a 2"; ${words("retries")}`,
       `6:7: task "b": \`env\` must be a mapping of variable names to values, got "A\uff1a 1"; ${words("A")}`,
-      `10:9: task "c" depends on "retries\uff1a 2", which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${words("retries")}`,
+      `10:9: task "c" depends on "retries\uff1a 2", which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."; ${outOfDependsOn("retries")}`,
+    ]);
+    // Where following it would still be wrong, it is not told: a value's text before one that is no key of the mapping its field takes
+    // (`timeout: \u65f6\u95f4\uff1a 5m` was told to write \u65f6\u95f4:), an id's in dependsOn that is no task field (`- b\uff1a c`, told to write b:, a mapping there).
+    const invalidId = "which is not a valid task id: ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not \".\" or \"..\"";
+    await rejects("tasks:\n  a:\n    run: touch ran\n    timeout: \u65f6\u95f4\uff1a 5m\n    backoff:\n      max\uff1a 5s\n    env:\n      \u65f6\u95f4\uff1a 1\n  c:\n    run: touch ran\n    dependsOn:\n      - b\uff1a c\n", [
+      '4:14: task "a": `timeout` must be a duration like 250ms, 1.5s, 5m, 1h30m or 2d, or a number of seconds, from 1ms to 30 days, or none (no limit), got "\u65f6\u95f4\uff1a 5m"',
+      `6:7: task "a": \`backoff\` must be a mapping with \`base\` and/or \`max\`, got "max\uff1a 5s"; ${words("max")}`,
+      '8:7: task "a": `env` must be a mapping of variable names to values, got "\u65f6\u95f4\uff1a 1"',
+      `12:9: task "c" depends on "b\uff1a c", ${invalidId}`,
     ]);
     // A value that ends in one is no key: told as the value it is.
     await rejects("tasks:\n  a:\n    run: touch ran\n    retries: 2\uff1a\n", ['4:14: task "a": `retries` must be an integer from 0 to 100, got "2\uff1a"']);
