@@ -54,7 +54,7 @@ export function reportIssues(issues: readonly Issue[], base: DataPath, locator: 
         const meant = path.length === 0 ? keyMeant(path, key) : undefined;
         const misspelt = meant !== undefined && MAPPING_TOP_KEYS.has(meant) && !keyWrittenAt(locator, locator.offsetOf([meant], "key"), meant);
         const anchored = path.length === 0 && !misspelt && keptForAnchor(key, locator);
-        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}${invisibleInKey(key, offset, problems, locator)}`, taskOf(path));
+        problems.atOffset(offset, `${unknownKeyMessage(path, key, Object.hasOwn(input, key) ? input[key] : undefined, anchored, problems.json)}${noBreakSpaceInKey(key, offset, problems, locator)}${invisibleInKey(key, offset, problems, locator, true)}`, taskOf(path));
       }
       continue;
     }
@@ -810,23 +810,37 @@ const INVISIBLE_NAMES: Record<string, string> = {
   "\u2063": "invisible separator",
   "\u2064": "invisible plus",
   "\ufeff": "zero-width no-break space, or byte order mark",
+  // The bidirectional embeddings, overrides and isolates, which reorder the text around them unseen, and the fillers and joiners that show as nothing.
+  "\u202a": "left-to-right embedding",
+  "\u202b": "right-to-left embedding",
+  "\u202c": "pop directional formatting",
+  "\u202d": "left-to-right override",
+  "\u202e": "right-to-left override",
+  "\u2066": "left-to-right isolate",
+  "\u2067": "right-to-left isolate",
+  "\u2068": "first strong isolate",
+  "\u2069": "pop directional isolate",
+  "\u180e": "Mongolian vowel separator",
+  "\u3164": "Hangul filler",
+  "\u034f": "combining grapheme joiner",
 };
-const INVISIBLE = /[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]/g;
+// U+034F, a combining mark, apart from the class: in it, it reads as joined to the character before.
+const INVISIBLE = /[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]|\u034f/g;
 
 /**
  * For a key or an id (`written`, at `offset`) that holds a character no editor shows (`ret\u200bries`, pasted from a chat or
  * a web page): which one, and where, as the key looks just like the one meant and its quote() (`"ret\u200bries"`) alone leaves
  * the reader to find the character. The first one's line and column; how many more. "" where there is none, or where it is
  * written as an escape in quotes (`"a\u200bb"`), which the file shows. A byte order mark that starts a key is told by
- * unknownKeyMessage, as where files were joined.
+ * unknownKeyMessage, as where files were joined (`markTold`); one that starts a task id, an id in dependsOn or an env name, here.
  */
-export function invisibleInKey(written: string, offset: number, problems: ProblemList, locator: SourceLocator): string {
+export function invisibleInKey(written: string, offset: number, problems: ProblemList, locator: SourceLocator, markTold = false): string {
   if (!INVISIBLE_ONE.test(written)) return "";
   // A plain key's text is as written; a quoted one's is read from its source up to its closing quote, an escape there several characters.
   const source = locator.textAt(offset, written.length * 10 + 2);
   const literal = source.startsWith('"') || source.startsWith("'") ? quotedInvisibles(source) : [...written.matchAll(INVISIBLE)].map((match) => match.index);
-  // A byte order mark that starts the key is told by unknownKeyMessage, as where files were joined.
-  if (written.startsWith("\ufeff") && literal[0] === (source.startsWith('"') || source.startsWith("'") ? 1 : 0) && source[literal[0]] === "\ufeff") literal.shift();
+  // A byte order mark that starts an unknown key is told by unknownKeyMessage, as where files were joined.
+  if (markTold && written.startsWith("\ufeff") && literal[0] === (source.startsWith('"') || source.startsWith("'") ? 1 : 0) && source[literal[0]] === "\ufeff") literal.shift();
   const at = literal[0];
   if (at === undefined) return "";
   const first = source[at]!;
@@ -894,8 +908,9 @@ export function readsAsNull(text: string): boolean {
  * separators and the bidirectional overrides and isolates (see escapeControls), which JSON
  * leaves as they are, are escaped as `\u009b` too; so are the characters that show as nothing
  * or as a space (a byte order mark, a no-break or zero-width space, a soft hyphen, the
- * direction marks), which made `"\ufeff  b"` read as `"  b"`.
+ * direction marks, a Mongolian vowel separator, a Hangul filler, a combining grapheme joiner),
+ * which made `"\ufeff  b"` read as `"  b"`.
  */
 export function quote(text: string): string {
-  return JSON.stringify(shortened(text)).replace(/[\u007f-\u00a0\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(shortened(text)).replace(/[\u007f-\u00a0\u00ad\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff]|\u034f/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -548,7 +548,7 @@ class PlainBuilder {
     if (has(key)) {
       const first = this.#firstKeys(map).get(key);
       const where = first?.range ? ` (first defined at ${this.#problems.lineCol(first.range[0])})` : "";
-      this.#problems.atOffset(offset, `duplicate ${isTasks ? "task id" : "key"} "${key}"${where}; each must appear once`);
+      this.#problems.atOffset(offset, `duplicate ${isTasks ? "task id" : "key"} ${quote(key)}${where}; each must appear once`);
       return undefined;
     }
     return key;

@@ -359,6 +359,25 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
     ]);
   });
 
+  it("a bidirectional control, U+180E, U+3164 or U+034F in a key is named, a byte order mark that starts a task id, an id in dependsOn or an env name too, and a duplicate key quotes one", async () => {
+    // Before, these were printed raw (`unknown key "ret\u180eries"` showed as "retries"), a leading U+FEFF of an id or a name was not named, and a duplicate key printed its own raw.
+    const words = (code: string, name: string, at: string, leaving: string, others = ""): string => `it holds an invisible character, ${code} (${name}), at ${at}${others}, which editors do not show: delete it, leaving "${leaving}"`;
+    const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    await rejects("tasks:\n  \ufeffa:\n    run: touch ran\n    env:\n      \ufeffA: 1\n  b:\n    run: touch ran\n    dependsOn: [\ufeffc]\n    env:\n      \u202eB: 1\n  c: { run: touch ran, ret\u3164ries: 1, t\u034fimeout: 1s, \u2066x\u2069: 2, r\u180eun: x }\n", [
+      `2:3: invalid task id "\\ufeffa": ${rule}; ${words("U+FEFF", "zero-width no-break space, or byte order mark", "2:3", "a")}`,
+      `5:7: task "\\ufeffa": \`env\` name "\\ufeffA" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$; ${words("U+FEFF", "zero-width no-break space, or byte order mark", "5:7", "A")}`,
+      `8:17: task "b" depends on "\\ufeffc", which is not a valid task id: ${rule}; ${words("U+FEFF", "zero-width no-break space, or byte order mark", "8:17", "c")}`,
+      `10:7: task "b": \`env\` name "\\u202eB" is not valid; names must match ^[A-Za-z_][A-Za-z0-9_]*$; ${words("U+202E", "right-to-left override", "10:7", "B")}`,
+      `11:24: task "c": unknown key "ret\\u3164ries"; ${words("U+3164", "Hangul filler", "11:27", "retries")}`,
+      `11:37: task "c": unknown key "t\\u034fimeout"; ${words("U+034F", "combining grapheme joiner", "11:38", "timeout")}`,
+      `11:51: task "c": unknown key "\\u2066x\\u2069"; ${words("U+2066", "left-to-right isolate", "11:51", "x", " (and 1 more such character)")}`,
+      `11:59: task "c": unknown key "r\\u180eun"; ${words("U+180E", "Mongolian vowel separator", "11:60", "run")}`,
+    ]);
+    const duplicate = (at: string, first: string): string => `${at}: duplicate key "ret\\u200bries" (first defined at ${first}); each must appear once`;
+    await rejects("tasks:\n  a:\n    run: touch ran\n    ret\u200bries: 1\n    ret\u200bries: 2\n", [`4:5: task "a": unknown key "ret\\u200bries"; ${words("U+200B", "zero-width space", "4:8", "retries")}`, duplicate("5:5", "4:5")]);
+    await rejects('{"tasks": {"a": {"run": "touch ran", "ret\u200bries": 1, "ret\u200bries": 2}}}', [`1:38: task "a": unknown key "ret\\u200bries"; ${words("U+200B", "zero-width space", "1:42", "retries")}`, duplicate("1:53", "1:38")]);
+  });
+
   it("an invisible character written as an escape in a quoted key is not told; one written as itself is, at its place in the key, past no closing quote", async () => {
     // Before, `"a\\u200bb"` was told to hold one at 5:16, in the next line's value, and a key's escaped ones were counted with its literal ones.
     const words = (code: string, name: string, at: string, others: string, leaving: string): string => `it holds an invisible character, ${code} (${name}), at ${at}${others}, which editors do not show: delete it, leaving "${leaving}"`;
