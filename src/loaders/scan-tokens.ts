@@ -21,7 +21,14 @@ export function scanTokens(tokens: CST.Token[], problems: ProblemList, tooDeep: 
         ? "the file holds more than one YAML document (a second `---`); put the whole workflow in one document"
         : `the file goes on after the \`...\` at ${problems.lineCol(end.offset)}, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the \`...\`, or what follows it)`;
     // Told, and the first document still read: its problems were hidden behind this one, to be met only once the rest was removed.
-    problems.atOffset(second.offset, `${message}; only the first document is checked`);
+    // An empty first one (`---` then `---`, the workflow in the second): its nothing is all that is checked, which "only the first
+    // document is checked" left unsaid, the workflow seeming checked.
+    const firstStart = documents[0]!.value === undefined ? documents[0]!.start.find((token) => token.type === "doc-start") : undefined;
+    const checked =
+      end === undefined && firstStart !== undefined
+        ? `; the first document is empty, and the workflow after it is not checked: remove the first \`---\`, at ${problems.lineCol(firstStart.offset)}`
+        : "; only the first document is checked";
+    problems.atOffset(second.offset, `${message}${checked}`);
   }
   const root = documents[0]?.value;
   if (root === undefined) return true;

@@ -344,7 +344,10 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
       "2:6: this { is never closed with }: yaml read on to 3:1 looking for it",
       "4:1: the file goes on after the `...` at 3:1, which ends its YAML document: what follows it is a second document; put the whole workflow in one document (remove the `...`, or what follows it); only the first document is checked",
     ]);
-    await rejects("# generated\n---\n---\ntasks:\n  a: { run: touch ran }\n", [`3:1: ${second}`]);
+    // An empty first document, the workflow in the second: it was said that only the first is checked, as if the workflow were.
+    const empty = (at: string): string => `the file holds more than one YAML document (a second \`---\`); put the whole workflow in one document; the first document is empty, and the workflow after it is not checked: remove the first \`---\`, at ${at}`;
+    await rejects("# generated\n---\n---\ntasks:\n  a: { run: touch ran }\n", [`3:1: ${empty("2:1")}`]);
+    await rejects("---\n# nothing\n---\ntasks:\n  a: { run: touch ran, retries: -1 }\n", [`3:1: ${empty("1:1")}`]);
   });
 
   it("an invisible character in a field name, a task id, an env name or an id in dependsOn is named, with its line and column, and the key it leaves", async () => {
