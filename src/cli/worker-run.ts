@@ -33,7 +33,7 @@ import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
-import { maskCommands, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
+import { maskCommands, maskCommandsInStates, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -179,6 +179,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // Under GitHub Actions: a task's line comes whole, for its runner to read (see PlainRenderer), in plain lines as
       // written, in JSON as an `output` record's text (see JsonRenderer.wholeLines).
       wholeLines: colours.bareCommands,
+      // Under GitHub Actions, a line's states no record holds: their `::add-mask::` goes to stderr all the same (see JsonRenderer.droppedStates).
+      ...(options.json && colours.bareCommands ? { droppedStates: (_taskId: string, _stream: StreamName, bytes: Buffer) => writeCommands(process.stderr, maskCommandsInStates(bytes)) } : {}),
       line: (taskId, stream, text, attempt) =>
         options.json ? printOutput(taskId, stream, text, attempt) : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),

@@ -63,6 +63,8 @@ export interface AttemptOutputOptions {
   showOpenLineAfterMs?: number;
   /** A line comes whole (see OutputSink.wholeLines), as written with linesAsWritten, else as text; not with lineState. */
   wholeLines?: boolean;
+  /** With wholeLines, as text: a line's states dropped before it goes on (see OutputSink.droppedStates). */
+  onDroppedStates?: (stream: StreamName, bytes: Buffer) => void;
   /** The end of each chunk after its last newline (see OutputSink.openLine). */
   onOpenLine?: (stream: StreamName, bytes: Buffer, fresh: boolean) => void;
   /** Called once, on the first log write failure. */
@@ -91,6 +93,7 @@ export class AttemptOutput {
   readonly #log: LogFile;
   readonly #onLine: AttemptOutputOptions["onLine"];
   readonly #onLines: AttemptOutputOptions["onLines"];
+  readonly #onDroppedStates: AttemptOutputOptions["onDroppedStates"];
   readonly #linesAsWritten: boolean;
   readonly #lineState: AttemptOutputOptions["lineState"];
   readonly #onOpenLine: AttemptOutputOptions["onOpenLine"];
@@ -129,6 +132,7 @@ export class AttemptOutput {
     this.#log = options.log;
     this.#onLine = options.onLine;
     this.#onLines = options.onLines;
+    this.#onDroppedStates = options.onDroppedStates;
     this.#linesAsWritten = options.linesAsWritten === true;
     this.#lineState = options.lineState;
     this.#onOpenLine = options.onOpenLine;
@@ -429,6 +433,7 @@ export class AttemptOutput {
         asWritten: this.#linesAsWritten,
         showOpenAfterMs: this.#showOpenLineAfterMs,
         wholeLines: this.#wholeLines,
+        ...(this.#onDroppedStates === undefined ? {} : { onDropped: (bytes: Buffer) => this.#onDroppedStates?.(stream, bytes) }),
         ...(this.#lineState === undefined ? {} : { lineState: this.#lineState }),
       });
       this.#splitters.set(stream, splitter);

@@ -139,11 +139,24 @@ export class LineSplitter {
   #whole: boolean;
   /** With wholeLines, as text: states of the open line before a "\r" were dropped (see #dropStates), so it is past DISPLAY_LIMIT. */
   #dropped = false;
+  /** With wholeLines, as text: where the states dropped go first (see the constructor's `onDropped`). */
+  readonly #onDropped: ((bytes: Buffer) => void) | undefined;
 
   constructor(
     onLine: (text: string) => void,
     onBlock?: BlockHandler,
-    options: { asWritten?: boolean; lineState?: (text: string) => string; showOpenAfterMs?: number; wholeLines?: boolean } = {},
+    options: {
+      asWritten?: boolean;
+      lineState?: (text: string) => string;
+      showOpenAfterMs?: number;
+      wholeLines?: boolean;
+      /**
+       * With wholeLines, as text: the states of a line that are dropped (see #dropStates), each ended by its "\r", before
+       * they go. Each was a line to GitHub Actions' runner, which would have read a command in it (`::add-mask::s3cret\r`
+       * and 5,000 bytes of a progress bar: the value, never masked, was shown in every later record).
+       */
+      onDropped?: (bytes: Buffer) => void;
+    } = {},
   ) {
     this.#onLine = onLine;
     this.#onBlock = onBlock;
@@ -152,6 +165,7 @@ export class LineSplitter {
     this.#showOpenAfterMs = Math.max(0, options.showOpenAfterMs ?? 0);
     this.#wholeLines = this.#lineState === undefined && options.wholeLines === true;
     this.#whole = this.#wholeLines;
+    this.#onDropped = this.#wholeLines && !this.#asWritten ? options.onDropped : undefined;
   }
 
   push(chunk: Buffer): void {
@@ -344,6 +358,7 @@ export class LineSplitter {
    */
   #dropStates(rewrite: number): void {
     const buffer = this.#prefix as Buffer;
+    this.#onDropped?.(buffer.subarray(0, rewrite));
     buffer.copy(buffer, 0, rewrite, this.#prefixBytes);
     this.#prefixBytes = this.#lineBytes = this.#totalBytes = this.#prefixBytes - rewrite;
     this.#dropped = true;
@@ -372,6 +387,7 @@ export class LineSplitter {
       const end = chunk[newline - 1] === CARRIAGE_RETURN && newline > start ? newline - 1 : newline;
       const rewrite = end - start > DISPLAY_LIMIT ? lastRewrite(chunk, start, end) : -1;
       const from = rewrite > start ? rewrite : start;
+      if (from > start) this.#onDropped?.(chunk.subarray(start, from));
       if (end - from <= WHOLE_LINE_LIMIT) {
         // As bytes where a block can have it: see #emitWholeOpenLine.
         if (end === newline && this.#onBlock !== undefined) return this.#emitAlone(chunk.subarray(from, newline + 1));
@@ -463,6 +479,7 @@ export class LineSplitter {
           this.#append(chunk, start, rewrite, true);
           this.#emitOpenLine();
         } else {
+          if (this.#prefix !== undefined) this.#onDropped?.(this.#prefix.subarray(0, this.#prefixBytes));
           this.#prefixBytes = this.#lineBytes = this.#totalBytes = 0;
           this.#lastByte = -1;
           this.#whole = this.#dropped = true;
@@ -653,6 +670,7 @@ export class LineSplitter {
       // as displayLine gives it.
       const rewrite = this.#whole && (this.#dropped || length > DISPLAY_LIMIT) ? lastRewrite(prefix, 0, length) : -1;
       const from = rewrite > 0 ? rewrite : 0;
+      if (from > 0) this.#onDropped?.(prefix.subarray(0, from));
       if (this.#whole && length === this.#lineBytes && length < prefix.length && this.#onBlock !== undefined) this.#emitWholeOpenLine(prefix, from, length);
       else this.#onLine(`${this.#state}${length <= DISPLAY_LIMIT || this.#whole ? prefix.toString("utf8", from, length) : truncated(prefix, DISPLAY_LIMIT, length)}`);
     }

@@ -289,6 +289,17 @@ export function createShellHandler(options: ShellHandlerOptions): ShellHandler {
               }
             },
           }),
+      ...(options.sink.droppedStates === undefined
+        ? {}
+        : {
+            onDroppedStates: (stream: StreamName, bytes: Buffer) => {
+              try {
+                options.sink.droppedStates?.(task.id, stream, bytes, ctx.attempt);
+              } catch {
+                // as above
+              }
+            },
+          }),
       onLogError: () => {
         stoppedForLog = running;
         terminator.terminate();

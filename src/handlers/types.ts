@@ -86,6 +86,12 @@ export interface OutputSink {
    */
   readonly wholeLines?: boolean;
   /**
+   * Optional, with `wholeLines` as text: the states of a line that "\r" rewrote that do not come to `line` (its last
+   * state alone does, once past 4 KiB), each ended by its "\r", as the task wrote them. The runner would have read each
+   * as a line of its own, and a command in it (`::add-mask::`). Valid only during the call.
+   */
+  droppedStates?(taskId: string, stream: StreamName, bytes: Buffer, attempt?: number): void;
+  /**
    * Optional backpressure: undefined while the sink keeps up, else a promise of the moment
    * it has caught up. Meanwhile the task's pipes are paused, as for a slow log file.
    */

@@ -299,6 +299,20 @@ describe("GitHub Actions, JSON output and `::add-mask::`", () => {
   });
 });
 
+describe("GitHub Actions, JSON output and the states of a line past 4 KiB", () => {
+  it("under GitHub Actions, writes on stderr an `::add-mask::` that a \"\\r\" ends in a line past 4 KiB, whose record holds its last state alone: the runner, reading the state as a line, masks the value; dropped unread, the value showed in every later record", async () => {
+    // Whole in one write, and in pieces a second apart (the state dropped from the line held open).
+    const ws = await workspace(
+      "tasks:\n" +
+        "  whole:\n    run: x=$(head -c 5000 /dev/zero | tr '\\0' x); printf '::add-mask::s3cret\\r%s\\n' \"$x\"; echo 'token s3cret'\n" +
+        "  pieces:\n    run: x=$(head -c 5000 /dev/zero | tr '\\0' y); printf '  ::add-mask::pa55\\r'; sleep 0.3; printf '%s\\r' \"$x\"; sleep 0.3; printf 'last\\n'; echo 'token pa55'\n",
+    );
+    const gitHub = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(gitHub.code).toBe(0);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "").sort()).toEqual(["::add-mask::pa55", "::add-mask::s3cret"]);
+  });
+});
+
 describe("GitHub Actions and a failed task's last lines in the summary", () => {
   it("under GitHub Actions, cuts a last line longer than 1,000 characters after a whole word, in plain lines and JSON: cut at the 1,000th, a token across it showed its first part, which the runner, masking a value only whole, did not mask", async () => {
     const token = `ghs_${"T0k3n".repeat(7)}1`;

@@ -5,7 +5,7 @@ import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
-import { maskCommands, maskCommandsInText, writeCommands } from "./workflow-commands.js";
+import { maskCommands, maskCommandsInStates, maskCommandsInText, writeCommands } from "./workflow-commands.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
@@ -61,6 +61,14 @@ export class JsonRenderer implements Renderer {
   line(taskId: string, stream: StreamName, text: string, attempt?: number): void {
     if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text));
     this.#emit({ event: "output", id: taskId, attempt, stream, text });
+  }
+
+  /**
+   * A line's states that no record holds (see OutputSink.droppedStates): their `::add-mask::` goes to stderr all the
+   * same, as the runner, reading each state as a line, would have taken it.
+   */
+  droppedStates(_taskId: string, _stream: StreamName, bytes: Buffer): void {
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInStates(bytes));
   }
 
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */

@@ -173,6 +173,8 @@ export interface Renderer {
   readonly showOpenLineAfterMs?: number;
   /** A task's line comes whole (see OutputSink.wholeLines). */
   readonly wholeLines?: boolean;
+  /** The states of a line that "\r" rewrote that do not come to `line` (see OutputSink.droppedStates). */
+  droppedStates?(taskId: string, stream: StreamName, bytes: Buffer, attempt?: number): void;
   /** Optional backpressure from a slow reader of the output (see OutputSink.whenDrained). */
   whenDrained?(): Promise<void> | undefined;
   /** A message from taskq itself (a note, a signal received); `taskId` where it concerns one task. */

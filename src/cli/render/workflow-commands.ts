@@ -139,6 +139,15 @@ export function maskCommandsInText(text: string): string[] | undefined {
   return maskCommands(bytes, 1, Int32Array.of(bytes.length));
 }
 
+/**
+ * The same as maskCommands for the states of a line that "\r" rewrote and that no record holds (see
+ * OutputSink.droppedStates): bytes read as one line, each part of it up to a "\r" a line to the runner.
+ */
+export function maskCommandsInStates(bytes: Buffer): string[] | undefined {
+  // The line's end one past its bytes, where a block has its "\n": its last byte is read, none past it.
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length + 1));
+}
+
 const ADD_MASK = "add-mask";
 
 /** The data of an `::add-mask::` command at bytes[start, end) (after white space; `::add-mask::data`), as written; else undefined. */
