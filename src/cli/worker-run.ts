@@ -33,7 +33,7 @@ import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
-import { maskCommands, maskCommandsInStates, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
+import { CommandsReadBy, maskCommands, maskCommandsInStates, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -170,6 +170,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const colours = new TaskColours(!coloursRefused(options.color ?? true), !terminal && underGitHubActions());
   /** On a terminal: the colours each task's lines have left set, set again at its next line, as a local run's (see TerminalColours). */
   const terminalColours = new TerminalColours(colours.keeps);
+  /** Under GitHub Actions, JSON: each task stream's `::stop-commands::`, as the runner would read it (see CommandsRead). */
+  const commandsRead = new CommandsReadBy();
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
@@ -180,7 +182,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // written, in JSON as an `output` record's text (see JsonRenderer.wholeLines).
       wholeLines: colours.bareCommands,
       // Under GitHub Actions, a line's states no record holds: their `::add-mask::` goes to stderr all the same (see JsonRenderer.droppedStates).
-      ...(options.json && colours.bareCommands ? { droppedStates: (_taskId: string, _stream: StreamName, bytes: Buffer) => writeCommands(process.stderr, maskCommandsInStates(bytes)) } : {}),
+      ...(options.json && colours.bareCommands ? { droppedStates: (taskId: string, stream: StreamName, bytes: Buffer) => writeCommands(process.stderr, maskCommandsInStates(bytes, commandsRead.of(`${runId}/${taskId}\n${stream}`))) } : {}),
       line: (taskId, stream, text, attempt) =>
         options.json ? printOutput(taskId, stream, text, attempt) : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),
@@ -198,13 +200,13 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     // Under GitHub Actions, a task's `::add-mask::` goes to stderr too, where the runner reads it as a command, before
     // the record (see maskCommands).
     const printOutput = (taskId: string, stream: StreamName, text: string, attempt: number | undefined): void => {
-      if (colours.bareCommands) writeCommands(process.stderr, maskCommandsInText(text));
+      if (colours.bareCommands) writeCommands(process.stderr, maskCommandsInText(text, commandsRead.of(`${runId}/${taskId}\n${stream}`)));
       print({ event: "output", runId, id: taskId, attempt, stream, text }, "");
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
       ? (taskId, stream, bytes, count, ends, attempt) => {
-          if (colours.bareCommands) writeCommands(process.stderr, maskCommands(bytes, count, ends));
+          if (colours.bareCommands) writeCommands(process.stderr, maskCommands(bytes, count, ends, commandsRead.of(`${runId}/${taskId}\n${stream}`)));
           out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends);
         }
       : (taskId, stream, bytes, count, ends) => {

@@ -299,6 +299,17 @@ describe("GitHub Actions, JSON output and `::add-mask::`", () => {
   });
 });
 
+describe("GitHub Actions, JSON output and `::stop-commands::`", () => {
+  it("under GitHub Actions, writes on stderr no `::add-mask::` of a task stream between its `::stop-commands::TOKEN` and `::TOKEN::`, as the runner reads none there in plain output; another task's still goes", async () => {
+    // The token's data unescaped (`%25` is `%`), matched in any case; after it, one not ended, a "\r" no way round it.
+    const ws = await printing(["::stop-commands::Tok%2541", "::add-mask::quoted", "::tok%41::", "::add-mask::after", "::stop-commands::t2", "10%\r::add-mask::cr"]);
+    await writeFile(ws.file, "tasks:\n  quiet:\n    run: cat lines.txt\n  other:\n    run: sleep 0.3; echo '::add-mask::other'\n");
+    const gitHub = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(gitHub.code).toBe(0);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::after", "::add-mask::other"]);
+  });
+});
+
 describe("GitHub Actions, JSON output and the states of a line past 4 KiB", () => {
   it("under GitHub Actions, writes on stderr an `::add-mask::` that a \"\\r\" ends in a line past 4 KiB, whose record holds its last state alone: the runner, reading the state as a line, masks the value; dropped unread, the value showed in every later record", async () => {
     // Whole in one write, and in pieces a second apart (the state dropped from the line held open).

@@ -5,7 +5,7 @@ import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
-import { maskCommands, maskCommandsInStates, maskCommandsInText, writeCommands } from "./workflow-commands.js";
+import { CommandsReadBy, maskCommands, maskCommandsInStates, maskCommandsInText, writeCommands } from "./workflow-commands.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
@@ -27,6 +27,8 @@ export class JsonRenderer implements Renderer {
   readonly wholeLines: boolean;
   /** Under GitHub Actions: where a task's `::add-mask::` goes as a command, before its record (see maskCommands). */
   readonly #commands: NodeJS.WritableStream | undefined;
+  /** Each task stream's `::stop-commands::`, as the runner would read it in plain output (see CommandsRead). */
+  readonly #read = new CommandsReadBy();
 
   constructor(stream: NodeJS.WritableStream, wholeLines = false, commands: NodeJS.WritableStream | undefined = undefined) {
     this.#out = new BufferedWriter(stream);
@@ -59,7 +61,7 @@ export class JsonRenderer implements Renderer {
 
   /** `attempt` says which attempt wrote the line: a retried task's lines, or late ones from what an attempt left running, are told apart. */
   line(taskId: string, stream: StreamName, text: string, attempt?: number): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text));
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text, this.#read.of(`${taskId}\n${stream}`)));
     this.#emit({ event: "output", id: taskId, attempt, stream, text });
   }
 
@@ -67,13 +69,13 @@ export class JsonRenderer implements Renderer {
    * A line's states that no record holds (see OutputSink.droppedStates): their `::add-mask::` goes to stderr all the
    * same, as the runner, reading each state as a line, would have taken it.
    */
-  droppedStates(_taskId: string, _stream: StreamName, bytes: Buffer): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInStates(bytes));
+  droppedStates(taskId: string, stream: StreamName, bytes: Buffer): void {
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInStates(bytes, this.#read.of(`${taskId}\n${stream}`)));
   }
 
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommands(bytes, count, ends));
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommands(bytes, count, ends, this.#read.of(`${taskId}\n${stream}`)));
     this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, attempt, stream }), bytes, count, ends);
   }
 

@@ -113,9 +113,10 @@ export function eachCommandLine(
  * stderr, before the record goes to stdout, it is read as the task wrote it. Where taskq's JSON writes the value
  * otherwise than the runner's own JSON form of a secret (which it masks too: `\"` and `\\`, but not a C1 control,
  * which toJson escapes as `\u009b` and the runner does not), a second command masks the value as the records hold it.
- * Undefined where there is none (the common case, one look at each line's first bytes).
+ * Undefined where there is none (the common case, one look at each line's first bytes). With `read`, the task
+ * stream's `::stop-commands::` is kept to as the runner keeps to it (see CommandsRead).
  */
-export function maskCommands(bytes: Buffer, count: number, ends: Int32Array): string[] | undefined {
+export function maskCommands(bytes: Buffer, count: number, ends: Int32Array, read?: CommandsRead): string[] | undefined {
   let found: string[] | undefined;
   for (let line = nextCommandLine(bytes, 0, count, ends); line < count; line = nextCommandLine(bytes, line + 1, count, ends)) {
     const start = line === 0 ? 0 : (ends[line - 1] as number);
@@ -124,7 +125,7 @@ export function maskCommands(bytes: Buffer, count: number, ends: Int32Array): st
     for (let from = start; from <= end; ) {
       const cr = bytes.indexOf(CARRIAGE_RETURN, from);
       const to = cr === -1 || cr >= end ? end : cr;
-      const data = maskData(bytes, from, to);
+      const data = maskData(bytes, from, to, read);
       if (data !== undefined) (found ??= []).push(...maskLines(data));
       from = to + 1;
     }
@@ -132,33 +133,72 @@ export function maskCommands(bytes: Buffer, count: number, ends: Int32Array): st
   return found;
 }
 
+/**
+ * What the runner made of a task stream's commands so far: the token of its `::stop-commands::` until a command of that
+ * name (`::TOKEN::`) comes. Meanwhile the runner reads no command of it, `::add-mask::` none, as in plain output.
+ */
+export interface CommandsRead {
+  stopToken?: string;
+}
+
+/** Each task stream's CommandsRead, by a key naming it. */
+export class CommandsReadBy {
+  readonly #read = new Map<string, CommandsRead>();
+
+  of(key: string): CommandsRead {
+    let read = this.#read.get(key);
+    if (read === undefined) this.#read.set(key, (read = {}));
+    return read;
+  }
+}
+
 /** The same as maskCommands for one line as text (a `line` of a sink that hands on text). */
-export function maskCommandsInText(text: string): string[] | undefined {
+export function maskCommandsInText(text: string, read?: CommandsRead): string[] | undefined {
   if (!text.includes("::")) return undefined;
   const bytes = Buffer.from(`${text}\n`);
-  return maskCommands(bytes, 1, Int32Array.of(bytes.length));
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length), read);
 }
 
 /**
  * The same as maskCommands for the states of a line that "\r" rewrote and that no record holds (see
  * OutputSink.droppedStates): bytes read as one line, each part of it up to a "\r" a line to the runner.
  */
-export function maskCommandsInStates(bytes: Buffer): string[] | undefined {
+export function maskCommandsInStates(bytes: Buffer, read?: CommandsRead): string[] | undefined {
   // The line's end one past its bytes, where a block has its "\n": its last byte is read, none past it.
-  return maskCommands(bytes, 1, Int32Array.of(bytes.length + 1));
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length + 1), read);
 }
 
 const ADD_MASK = "add-mask";
+const STOP_COMMANDS = "stop-commands";
 
-/** The data of an `::add-mask::` command at bytes[start, end) (after white space; `::add-mask::data`), as written; else undefined. */
-function maskData(bytes: Buffer, start: number, end: number): string | undefined {
+/**
+ * The data of an `::add-mask::` command at bytes[start, end) (after white space; `::add-mask::data`), as written; else
+ * undefined. With `read`, as the runner reads the stream's commands: none after a `::stop-commands::TOKEN` until
+ * `::TOKEN::` (any case), which a task may write around lines it does not want read as commands.
+ */
+function maskData(bytes: Buffer, start: number, end: number, read: CommandsRead | undefined): string | undefined {
   if (!isWorkflowCommand(bytes, start, end)) return undefined;
   const at = trimmedStart(bytes, start, end) + 2;
   const close = bytes.indexOf(COMMAND_COLONS, at);
   const space = bytes.indexOf(0x20, at);
   const nameEnd = space !== -1 && space < close ? space : close;
-  if (bytes.toString("latin1", at, nameEnd).toLowerCase() !== ADD_MASK) return undefined;
+  const name = bytes.toString("utf8", at, nameEnd).toLowerCase();
+  if (read?.stopToken !== undefined) {
+    if (name === read.stopToken) read.stopToken = undefined;
+    return undefined;
+  }
+  if (name === STOP_COMMANDS && read !== undefined) {
+    const token = unescapeData(bytes.toString("utf8", close + 2, end));
+    if (token !== "") read.stopToken = token.toLowerCase();
+    return undefined;
+  }
+  if (name !== ADD_MASK) return undefined;
   return bytes.toString("utf8", close + 2, end);
+}
+
+/** A command's data as the runner reads it: `%0D`, `%0A` and `%25` stand for "\r", "\n" and `%`. */
+function unescapeData(data: string): string {
+  return data.replaceAll("%0D", "\r").replaceAll("%0A", "\n").replaceAll("%25", "%");
 }
 
 /**
@@ -167,7 +207,7 @@ function maskData(bytes: Buffer, start: number, end: number): string | undefined
  */
 function maskLines(data: string): string[] {
   const lines = [`::${ADD_MASK}::${data}`];
-  const value = data.replaceAll("%0D", "\r").replaceAll("%0A", "\n").replaceAll("%25", "%");
+  const value = unescapeData(data);
   const inRecord = toJson(value).slice(1, -1);
   if (inRecord !== value && inRecord !== runnerJsonForm(value)) lines.push(`::${ADD_MASK}::${inRecord.replaceAll("%", "%25")}`);
   return lines;
