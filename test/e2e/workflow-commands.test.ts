@@ -310,6 +310,23 @@ describe("GitHub Actions, JSON output and `::stop-commands::`", () => {
   });
 });
 
+describe("GitHub Actions and the runner's older form of a command, `##[name]data`", () => {
+  it("under GitHub Actions, writes on stderr as `::add-mask::` a task's `##[add-mask]value`, which the runner reads anywhere in a line (one with a `%` not, whose escapes that form reads otherwise), and keeps to its `##[stop-commands]`; and quotes a failed task's last line holding `##[` in the summary", async () => {
+    const ws = await printing(["x ##[add-mask]leg1", "##[add-mask]pct%3Bx", "##[stop-commands]Tk", "##[add-mask]no", "::tk::", "50%\r##[ADD-MASK]leg2", "##[error]made an annotation"]);
+    const gitHub = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(gitHub.code).toBe(0);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::leg1", "::add-mask::leg2"]);
+    await writeFile(path.join(ws.dir, "lines.txt"), "a ##[error]made an annotation\n");
+    await writeFile(ws.file, "tasks:\n  lint:\n    run: cat lines.txt; exit 1\n");
+    const plain = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(plain.code).toBe(1);
+    const lines = plain.stdout.split("\n");
+    const stop = lines.findIndex((line) => line.startsWith("::stop-commands::"));
+    expect(stop).not.toBe(-1);
+    expect(lines[stop + 1]).toBe("      a ##[error]made an annotation");
+  });
+});
+
 describe("GitHub Actions, JSON output and the states of a line past 4 KiB", () => {
   it("under GitHub Actions, writes on stderr an `::add-mask::` that a \"\\r\" ends in a line past 4 KiB, whose record holds its last state alone: the runner, reading the state as a line, masks the value; dropped unread, the value showed in every later record", async () => {
     // Whole in one write, and in pieces a second apart (the state dropped from the line held open).

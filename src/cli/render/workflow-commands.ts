@@ -118,14 +118,18 @@ export function eachCommandLine(
  */
 export function maskCommands(bytes: Buffer, count: number, ends: Int32Array, read?: CommandsRead): string[] | undefined {
   let found: string[] | undefined;
-  for (let line = nextCommandLine(bytes, 0, count, ends); line < count; line = nextCommandLine(bytes, line + 1, count, ends)) {
+  // The runner's older form, `##[add-mask]value`, is read anywhere in a line: where a block holds one (one search of it),
+  // each of its lines is read.
+  const legacy = bytes.indexOf(LEGACY_PREFIX) !== -1;
+  const next = (from: number): number => (legacy ? from : nextCommandLine(bytes, from, count, ends));
+  for (let line = next(0); line < count; line = next(line + 1)) {
     const start = line === 0 ? 0 : (ends[line - 1] as number);
     const end = (ends[line] as number) - 1;
     // Each part the runner reads as a line: from the line's start, and after each "\r".
     for (let from = start; from <= end; ) {
       const cr = bytes.indexOf(CARRIAGE_RETURN, from);
       const to = cr === -1 || cr >= end ? end : cr;
-      const data = maskData(bytes, from, to, read);
+      const data = legacy && !isWorkflowCommand(bytes, from, to) ? legacyMaskData(bytes, from, to, read) : maskData(bytes, from, to, read);
       if (data !== undefined) (found ??= []).push(...maskLines(data));
       from = to + 1;
     }
@@ -154,7 +158,7 @@ export class CommandsReadBy {
 
 /** The same as maskCommands for one line as text (a `line` of a sink that hands on text). */
 export function maskCommandsInText(text: string, read?: CommandsRead): string[] | undefined {
-  if (!text.includes("::")) return undefined;
+  if (!text.includes("::") && !text.includes(LEGACY_PREFIX)) return undefined;
   const bytes = Buffer.from(`${text}\n`);
   return maskCommands(bytes, 1, Int32Array.of(bytes.length), read);
 }
@@ -196,6 +200,35 @@ function maskData(bytes: Buffer, start: number, end: number, read: CommandsRead 
   return bytes.toString("utf8", close + 2, end);
 }
 
+/** What opens a command of the runner's older form, `##[name]data`, anywhere in a line. */
+const LEGACY_PREFIX = "##[";
+
+/**
+ * The same as maskData for a command of the runner's older form in bytes[start, end): the first `##[` in it, its name up
+ * to a space or the `]` that closes it, its data after that `]`. The data goes on as the `::add-mask::` command's where
+ * it holds no `%`, whose escapes this form reads otherwise (`%3B` and `%5D` too): a value with one is not sent, rather
+ * than sent as another value.
+ */
+function legacyMaskData(bytes: Buffer, start: number, end: number, read: CommandsRead | undefined): string | undefined {
+  const at = bytes.indexOf(LEGACY_PREFIX, start);
+  if (at === -1 || at >= end) return undefined;
+  const close = bytes.indexOf(0x5d, at + LEGACY_PREFIX.length);
+  if (close === -1 || close >= end) return undefined;
+  const section = bytes.toString("utf8", at + LEGACY_PREFIX.length, close);
+  const space = section.indexOf(" ");
+  const name = (space === -1 ? section : section.slice(0, space)).toLowerCase();
+  const data = bytes.toString("utf8", close + 1, end);
+  if (read?.stopToken !== undefined) {
+    if (name === read.stopToken) read.stopToken = undefined;
+    return undefined;
+  }
+  if (name === STOP_COMMANDS && read !== undefined) {
+    if (data !== "") read.stopToken = data.toLowerCase();
+    return undefined;
+  }
+  return name === ADD_MASK && data !== "" && !data.includes("%") ? data : undefined;
+}
+
 /** A command's data as the runner reads it: `%0D`, `%0A` and `%25` stand for "\r", "\n" and `%`. */
 function unescapeData(data: string): string {
   return data.replaceAll("%0D", "\r").replaceAll("%0A", "\n").replaceAll("%25", "%");
@@ -231,8 +264,13 @@ export function writeCommands(stream: NodeJS.WritableStream, lines: string[] | u
   if (lines !== undefined) stream.write(`${lines.join("\n")}\n`);
 }
 
-/** Whether the runner reads a workflow command in `text` (a line without its "\n"): at its start, or after a "\r" in it. */
+/**
+ * Whether the runner reads a workflow command in `text` (a line without its "\n"): at its start, or after a "\r" in it;
+ * or `##[` anywhere in it.
+ */
 export function holdsWorkflowCommand(text: string): boolean {
+  // The runner's older form (`##[error]message`) is read anywhere in a line.
+  if (text.includes(LEGACY_PREFIX)) return true;
   if (!text.includes("::")) return false;
   const bytes = Buffer.from(`${text}\n`);
   return nextCommandLine(bytes, 0, 1, Int32Array.of(bytes.length)) === 0;
