@@ -219,11 +219,6 @@ const DELETED = " (deleted by a task during the run, with its folder)";
 const SGR = /\x1b\[[0-9;:]*m/g;
 
 /**
- * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
- * colour sequence of the task's own (SGR), as a `\e[0m` or `\e[22m` in its text would end it
- * for the rest of the line.
- */
-/**
  * A task's last lines as the summary quotes them; with `commandsRead` (plain lines under GitHub Actions), those holding a
  * workflow command as its runner reads one (it trims the indent: `      ::group::Build`) between a `::stop-commands::`
  * and the token that resumes them, as the runner's documentation has untrusted text printed. Quoted as they were, a
@@ -236,6 +231,11 @@ function quoted(lines: string[], commandsRead: boolean): string[] {
   return [`::stop-commands::${token}`, ...lines, `::${token}::`];
 }
 
+/**
+ * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
+ * colour sequence of the task's own (SGR), as a `\e[0m` or `\e[22m` in its text would end it
+ * for the rest of the line.
+ */
 export function dimLine(c: ChalkInstance, text: string): string {
   if (!text.includes("\x1b[")) return c.dim(text);
   // What the dimming opens with ("" without colours), read off chalk rather than assumed.
