@@ -942,8 +942,8 @@ prog 100%%
     const result = await runCli(["run", ws.file, "--log-dir", logs, "--output", "plain"], { cwd: ws.dir, env: { CI: "true", NO_COLOR: "1" } });
     expect(result.code).toBe(1);
     const shown = String.raw`${ws.dir}/L\nfake\u001b[2J`;
-    // The zone after it where local time is not UTC (see clockZone).
-    expect(result.stdout).toMatch(new RegExp(String.raw`concurrency \d+, logs in ${escapeRegExp(shown)}/\S+(; times in UTC[+-]\d{2}:\d{2})?\n`));
+    // The zone before it where local time is not UTC (see clockZone).
+    expect(result.stdout).toMatch(new RegExp(String.raw`concurrency \d+, (times in UTC[+-]\d{2}:\d{2}, )?logs in ${escapeRegExp(shown)}/\S+\n`));
     expect(result.stdout).toContain(`    log: ${shown}/`);
     expect(result.stdout).toContain(`\nlogs: ${shown}/`);
     // eslint-disable-next-line no-control-regex -- the control characters are the point
@@ -1399,8 +1399,9 @@ describe("the zone of plain output's times", () => {
       expect(result.code).toBe(0);
       return result.stdout.split("\n")[0] as string;
     };
-    expect(await firstLine("Asia/Kolkata")).toMatch(/^\d{2}:\d{2}:\d{2}\.\d{3} run \S+: 1 task, concurrency \d+, logs in .+; times in UTC\+05:30$/);
-    expect(await firstLine("America/St_Johns")).toMatch(/; times in UTC-0[23]:30$/);
+    // Before the logs' folder, which ends the line: a script taking the folder from the line's end still finds it.
+    expect(await firstLine("Asia/Kolkata")).toMatch(new RegExp(String.raw`^\d{2}:\d{2}:\d{2}\.\d{3} run \S+: 1 task, concurrency \d+, times in UTC\+05:30, logs in ${escapeRegExp(ws.logs)}/\S+$`));
+    expect(await firstLine("America/St_Johns")).toMatch(/, times in UTC-0[23]:30, logs in /);
     expect(await firstLine("UTC")).not.toContain("times in");
   });
 });

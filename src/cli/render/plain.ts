@@ -71,9 +71,10 @@ export class PlainRenderer implements Renderer {
     // quotes them: each event stays one line, whatever line break or escape the file holds.
     const name = info.name ? ` "${oneLine(info.name)}"` : "";
     const tasks = info.selection !== undefined ? selectionWords(info.taskCount, info.selection) : info.taskCount === 1 ? "1 task" : `${info.taskCount} tasks`;
-    // Where local time is not UTC, which zone the lines' times are in (see clockZone).
+    // Where local time is not UTC, which zone the lines' times are in (see clockZone): before the logs' folder, which
+    // ends the line, as scripts that take it from there read it.
     const zone = clockZone();
-    this.#event(`run ${info.runId}${name}: ${tasks}, concurrency ${info.concurrency}, logs in ${escapeControls(info.logDir)}${zone === undefined ? "" : `; times in ${zone}`}`);
+    this.#event(`run ${info.runId}${name}: ${tasks}, concurrency ${info.concurrency}, ${zone === undefined ? "" : `times in ${zone}, `}logs in ${escapeControls(info.logDir)}`);
     queue.on("submitted", (e) => {
       if (e.status === "SCHEDULED" && e.runAt !== undefined) this.#event(`${c.cyan("wait")}    ${e.id} scheduled for ${clockWithDate(e.runAt)}`);
     });
