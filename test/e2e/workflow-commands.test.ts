@@ -31,8 +31,11 @@ const PRINTED = [
   "after",
 ];
 
-/** The lines of PRINTED the runner takes for workflow commands. */
-const COMMANDS = new Set([1, 6, 7, 8, 10, 11, 12, 13, 14, 15, 17].map((index) => PRINTED[index]));
+/**
+ * The lines of PRINTED that go bare, for the runner to read as workflow commands: not the task's own
+ * `::stop-commands::`, nor what comes up to its token (see TaskColours).
+ */
+const COMMANDS = new Set([1, 6, 7, 8, 10, 14, 15, 17].map((index) => PRINTED[index]));
 
 /** A workspace whose task `lint` runs a script printing `lines` (each ended by "\n"). */
 async function printing(lines: string[]): Promise<{ dir: string; file: string; logs: string; text: string }> {
@@ -261,6 +264,17 @@ describe("GitHub Actions and JSON output", () => {
     expect(texts).toEqual(["\rprogress 099999", "\rshort", `${last.slice(0, DISPLAY_LIMIT)}… (${last.length} bytes)`]);
     expect(gitHub.log).toBe(log);
     expect(log.endsWith(`\rshort\na\rb${last}\n`)).toBe(true);
+  });
+});
+
+describe("GitHub Actions, plain output and a task's `::stop-commands::`", () => {
+  it("under GitHub Actions, writes a task's own `::stop-commands::TOKEN` and its lines up to `::TOKEN::` behind its prefix: bare, it stopped the runner reading every task's commands, and another's `::add-mask::` masked nothing", async () => {
+    const ws = await printing(["::STOP-COMMANDS::Abc", "::error::as text", "::abc::", "::error::read"]);
+    await writeFile(ws.file, "tasks:\n  lint:\n    run: cat lines.txt; sleep 0.6; echo '::stop-commands::x'\n  other:\n    run: sleep 0.3; echo '::add-mask::m'\n");
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    for (const line of ["lint | ::STOP-COMMANDS::Abc", "lint | ::error::as text", "lint | ::abc::", "::error::read", "::add-mask::m", "lint | ::stop-commands::x"]) expect(lines).toContain(line);
   });
 });
 

@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { BufferedWriter } from "../output.js";
 import { CUT_LINK_ENDING, cutMarkStart, DISPLAY_LIMIT } from "../../handlers/line-splitter.js";
 import { eachCluster } from "./clusters.js";
-import { eachCommandLine } from "./workflow-commands.js";
+import { commandAtStart, eachCommandLine } from "./workflow-commands.js";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
@@ -1003,6 +1003,8 @@ export class TerminalColours {
  */
 export class TaskColours {
   readonly #byKey = new Map<string, OpenColours>();
+  /** With bareCommands: each task's own `::stop-commands::` token, until its `::TOKEN::` (see write). */
+  readonly #stopped = new Map<string, string>();
 
   /**
    * `keeps` false: no task's colour is set again after its prefix (see OpenColours). `bareCommands` (GitHub Actions'
@@ -1022,6 +1024,19 @@ export class TaskColours {
         ends,
         (run, runCount, runEnds) => this.#write(out, key, prefix, run, runCount, runEnds),
         (line) => {
+          // A task's own `::stop-commands::TOKEN` goes behind its prefix, where the runner reads no command: bare, it
+          // stopped the runner reading every task's commands, another's `::add-mask::` too, until `::TOKEN::`. Its lines
+          // up to that token go behind the prefix as well, as the runner would have read them: as text.
+          const stopped = this.#stopped.get(key);
+          const command = commandAtStart(line);
+          if (stopped !== undefined) {
+            if (command?.name === stopped) this.#stopped.delete(key);
+            return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
+          }
+          if (command?.name === "stop-commands" && command.data !== "") {
+            this.#stopped.set(key, command.data.toLowerCase());
+            return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
+          }
           let colours = this.#byKey.get(key);
           if (colours === undefined && line.indexOf(0x1b) !== -1) this.#byKey.set(key, (colours = new OpenColours(this.keeps)));
           out.writeBareLine(line, colours);

@@ -77,6 +77,21 @@ function isWideSpace(first: number, second: number, third: number): boolean {
 }
 
 /**
+ * The name of the workflow command at a line's start (`line` as eachCommandLine hands it on, its "\n" last), in lower
+ * case, and its data as the runner reads it; undefined where the line starts with none.
+ */
+export function commandAtStart(line: Buffer): { name: string; data: string } | undefined {
+  const end = line.length - 1;
+  if (!isWorkflowCommand(line, 0, end)) return undefined;
+  const at = trimmedStart(line, 0, end) + 2;
+  const close = line.indexOf(COMMAND_COLONS, at);
+  const space = line.indexOf(0x20, at);
+  const nameEnd = space !== -1 && space < close ? space : close;
+  const cr = line.indexOf(CARRIAGE_RETURN, close + 2);
+  return { name: line.toString("utf8", at, nameEnd).toLowerCase(), data: unescapeData(line.toString("utf8", close + 2, cr === -1 || cr > end ? end : cr)) };
+}
+
+/**
  * Calls `lines` with each run of lines of a block that are not workflow commands, as a block of its own, and `command` with
  * each line that is one (its bytes, its "\n" last), in order.
  */
