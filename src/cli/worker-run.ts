@@ -455,6 +455,16 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
 }
 
 /**
+ * Why a stopping worker's record of an ended task is not taken yet, in words: "does not answer" only once a try has failed
+ * (`lockWait` absent); before, a lock another session holds (a psql session's row lock), or an answer not come yet.
+ */
+function recordWhy(refusedWith: string | undefined, lockWait: boolean | undefined): string {
+  if (refusedWith !== undefined) return `the database refuses it (${oneLine(refusedWith)})`;
+  if (lockWait === undefined) return "the database does not answer";
+  return lockWait ? "the database was reached, but a statement of this worker's waits on a lock another session holds" : "the database has not answered yet";
+}
+
+/**
  * What becomes of a lease a stopped worker could not give back (see sweepExpiredLeases): "lease
  * expired" is recorded as the attempt's error, and the sweep of any worker running then (or of the
  * next one started) takes the task.
@@ -706,9 +716,9 @@ function describeEvent(event: WorkerEvent, print: (record: Record<string, unknow
     case "recording": {
       const { runId, key } = event.task;
       print(
-        { event: "recording", runId, id: key, ...endedFields(event.outcome), withinMs: event.withinMs, ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }) },
+        { event: "recording", runId, id: key, ...endedFields(event.outcome), withinMs: event.withinMs, ...(event.refusedWith === undefined ? {} : { refusedWith: event.refusedWith }), ...(event.lockWait === undefined ? {} : { lockWait: event.lockWait }) },
         // Where the server answered (too many connections, the database not accepting connections): what it answered, not that it is silent.
-        `record  ${runId}/${key}: ${endedWords(event.outcome)}; ${event.refusedWith === undefined ? "the database does not answer" : `the database refuses it (${oneLine(event.refusedWith)})`}: trying to record it until its lease runs out, within ${formatDuration(event.withinMs)}`,
+        `record  ${runId}/${key}: ${endedWords(event.outcome)}; ${recordWhy(event.refusedWith, event.lockWait)}: trying to record it until its lease runs out, within ${formatDuration(event.withinMs)}`,
       );
       return;
     }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
+import pg from "pg";
 import { startCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/processes.js";
 import { startFreezableProxy } from "../helpers/tcp-proxy.js";
@@ -319,6 +320,43 @@ describe("a stopping worker whose every task has ended, a record the database do
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe("a stopping worker whose record waits on a row lock another session holds", () => {
+  it("says the record waits on a lock, not that the database does not answer, where no try has failed", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-row-lock");
+    const file = await workflowFile("row-lock", `tasks:\n  done: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; exit 1' }\n`);
+    // A long lease: no renewal comes while the row is held, only the record waits on it.
+    const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "60s"]);
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+    // A psql session's transaction holds the task's row: the record's statement waits for it, answered once it is let go.
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      await writeFile(go, "");
+      // The task has ended, and its record waits on the row.
+      const waiting = async (): Promise<boolean> =>
+        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]?.n !== 0;
+      expect(await eventually(waiting, 15_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
+      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      // Before: "the database does not answer", of a record no try of which had failed, waiting on the row.
+      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); the database was reached, but a statement of this worker's waits on a lock another session holds: trying to record it until its lease runs out`);
+      expect(line).not.toContain("does not answer");
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+    }
+    // Let go, the record goes through and the worker stops, its lease not left.
+    expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+    expect(worker.cli.child.exitCode).toBe(130);
+    expect(worker.stdout()).toContain(`FAILED  ${runId}/done`);
+    expect(worker.stdout()).not.toContain(`left    ${runId}/done`);
   });
 });
 

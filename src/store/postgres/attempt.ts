@@ -98,6 +98,8 @@ export class Attempt {
   #recording: Outcome | undefined;
   /** What the server answered the last try to record the attempt's end, where it refused it (too many connections): not a database that did not answer. */
   #recordRefusedWith: string | undefined;
+  /** Set once a try to record the attempt's end has failed (an error tried again): not only slow to be answered. */
+  #recordTryFailed = false;
   /** Where a renewal was sent and its reply lost (it may have been taken): the latest its lease may run out then (see leaseMayEndAt). */
   #renewalReplyLost: number | undefined;
   /** True while a renewal's statement is sent and unanswered (see leaseMayEndAt). */
@@ -178,6 +180,14 @@ export class Attempt {
   /** What the server answered the last try to record the attempt's end, where it refused it; undefined where it did not answer. */
   get recordRefusedWith(): string | undefined {
     return this.#recordRefusedWith;
+  }
+
+  /**
+   * True once a try to record the attempt's end has failed (the database did not answer it, or refused it): false while
+   * the first is only waiting for its answer (on a row's lock another session holds, or a slow server).
+   */
+  get recordTryFailed(): boolean {
+    return this.#recordTryFailed;
   }
 
   /** When (performance.now()) the lease runs out on this machine's clock, unless renewed. */
@@ -366,6 +376,7 @@ export class Attempt {
       // recorded with it (see PostgresWorker's lease round trip).
       retryIf: (error: unknown) => isTransientError(error) || isMomentaryRefusal(error),
       onRetry: (error: unknown) => {
+        this.#recordTryFailed = true;
         this.#recordRefusedWith = serverWords(error);
         emit({ type: "db-error", operation: code === "SHUTDOWN" && outcome.kind !== "success" ? "release" : "complete", error, retrying: true });
       },

@@ -120,9 +120,11 @@ export type WorkerEvent =
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
    * does not answer, or refuses with `refusedWith`, the server's words: too many connections): it tries on until the
-   * attempt's lease runs out on its clock, within `withinMs`.
+   * attempt's lease runs out on its clock, within `withinMs`. `lockWait`: where no try has failed yet, the first only
+   * waiting for its answer, whether a statement of the worker's waits on a lock another session holds (true: a psql
+   * session's, a migration's), or the database has only not answered yet (false); absent once a try has failed.
    */
-  | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number; refusedWith?: string }
+  | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number; refusedWith?: string; lockWait?: boolean }
   /**
    * An attempt's end that could not be recorded, given up on while the worker runs on (the database did not
    * answer for as long as its lease held, or refused it): what the sweep then records of the task, once its

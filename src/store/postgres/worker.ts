@@ -342,10 +342,15 @@ export class PostgresWorker {
         // Said only when the record is not there in a moment: one on its way is no news.
         await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS)]);
         if (attempt.settled) return;
+        // "Does not answer" only once a try has failed: a first one still waiting for its answer may wait on a row's lock
+        // another session holds (a psql session's transaction), which the line names as the `left` line does; else the
+        // database has not answered it yet. Asked briefly: one that does not answer is not asked for longer.
+        const lockWait = attempt.recordTryFailed ? undefined : ((await this.#options.store.waitingOnLock(LOCK_LOOKUP_MS)) ?? false);
+        if (attempt.settled) return;
         const withinMs = attempt.leaseEndsAt - performance.now();
         if (this.#recordsGivenUp.signal.aborted) return;
         const refusedWith = attempt.recordRefusedWith;
-        this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0), ...(refusedWith === undefined ? {} : { refusedWith }) });
+        this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0), ...(refusedWith === undefined ? {} : { refusedWith }), ...(lockWait === undefined ? {} : { lockWait }) });
         this.#givenUp ??= new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
         this.#recordsAwaited++;
         await Promise.race([attempt.done, this.#pause(withinMs), this.#givenUp]).finally(() => this.#recordsAwaited--);
