@@ -159,21 +159,22 @@ describe("a worker whose store's recording function is dropped under it", () => 
     const worker = await startWorker(["--lease", "3s", "-j", "1"]);
     const runId = await submit(file);
     expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
-    // Every overload of the function a success is recorded with (SQLSTATE 42883 then): the tables stay.
-    await durable.store.pool.query(
-      `DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-         WHERE n.nspname = '${SCHEMA}' AND p.proname = 'complete_and_lease_v7' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $$`,
-    );
-    await writeFile(go, "");
-    expect(await eventually(() => worker.stdout().includes(`lost    ${runId}/done: `), 15_000)).toBe(true);
-    const line = worker.stdout().split("\n").find((text) => text.includes(`lost    ${runId}/done: `)) ?? "";
-    expect(line).toContain("it succeeded (exit 0) but could not be recorded");
-    expect(line).toContain("complete_and_lease_v7");
-    // Before: "the store's tables are not there, so no sweep can count the attempt as lost until they are back", of
-    // tables that are there: a sweep (a statement on them, no function of the store's) counts it once its lease runs out.
-    expect(line).not.toContain("tables are not there");
-    expect(line).toContain("once its lease runs out, a sweep counts the attempt as lost");
+    // From the drop on, whatever fails: the store is made anew after it (see finally).
     try {
+      // Every overload of the function a success is recorded with (SQLSTATE 42883 then): the tables stay.
+      await durable.store.pool.query(
+        `DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = '${SCHEMA}' AND p.proname = 'complete_and_lease_v7' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $$`,
+      );
+      await writeFile(go, "");
+      expect(await eventually(() => worker.stdout().includes(`lost    ${runId}/done: `), 15_000)).toBe(true);
+      const line = worker.stdout().split("\n").find((text) => text.includes(`lost    ${runId}/done: `)) ?? "";
+      expect(line).toContain("it succeeded (exit 0) but could not be recorded");
+      expect(line).toContain("complete_and_lease_v7");
+      // Before: "the store's tables are not there, so no sweep can count the attempt as lost until they are back", of
+      // tables that are there: a sweep (a statement on them, no function of the store's) counts it once its lease runs out.
+      expect(line).not.toContain("tables are not there");
+      expect(line).toContain("once its lease runs out, a sweep counts the attempt as lost");
       // And it does: this worker's own sweep, as the lease runs out.
       expect(await eventually(() => worker.stdout().includes(`sweep   ${runId}/done: lease expired`), 20_000)).toBe(true);
     } finally {
