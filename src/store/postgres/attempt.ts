@@ -198,10 +198,11 @@ export class Attempt {
   /**
    * When (performance.now()) the lease may run out in the database at the latest: later than leaseEndsAt where a renewal
    * was sent and its reply lost, or is still on its way, which the database may have taken (a lease from then on: from
-   * when the loss was seen, or from now, as the latest it may have been taken).
+   * when the loss was seen, or from `now`, as the latest it may have been taken). `now` is the caller's (performance.now()):
+   * one read here, a moment after the caller's, made a lease ending with the one just renewed seem to end a moment later.
    */
-  get leaseMayEndAt(): number {
-    const onItsWay = this.#renewalOnItsWay ? performance.now() + this.#options.leaseMs : -Infinity;
+  leaseMayEndAt(now: number): number {
+    const onItsWay = this.#renewalOnItsWay ? now + this.#options.leaseMs : -Infinity;
     return Math.max(this.#leaseEnds, this.#renewalReplyLost ?? -Infinity, onItsWay);
   }
 

@@ -114,6 +114,7 @@ export type WorkerEvent =
       /**
        * Where a renewal of one of them was sent and its reply lost (or not come yet): the database may have taken it, and
        * then holds that lease longer than `withinMs` says, up to `mayHoldMs` from now (a lease from when the loss was seen).
+       * Set only where it is a later second than `withinMs`, each rounded up to whole seconds (as the `left` line says them).
        */
       mayHoldMs?: number;
     }

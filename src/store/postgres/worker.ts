@@ -311,8 +311,10 @@ export class PostgresWorker {
       const ends = [...unsettled.map((attempt) => attempt.leaseEndsAt - now), ...(this.#leftBehind.length > 0 || strays ? [this.#options.leaseMs] : [])];
       const withinMs = Math.max(Math.ceil(Math.max(...ends)), 0);
       // A renewal whose reply was lost (or is still on its way) may have been taken: the database may hold the lease longer.
-      const mayHold = Math.ceil(Math.max(...unsettled.map((attempt) => attempt.leaseMayEndAt - now), 0));
-      const doubt = mayHold > withinMs ? { mayHoldMs: mayHold } : {};
+      // Said only where it changes what the line says, in whole seconds up: a doubt a millisecond long was "within 30s, unless
+      // a renewal whose reply was lost went through: then within 31s".
+      const mayHold = Math.ceil(Math.max(...unsettled.map((attempt) => attempt.leaseMayEndAt(now) - now), 0));
+      const doubt = Math.ceil(mayHold / 1000) > Math.ceil(withinMs / 1000) ? { mayHoldMs: mayHold } : {};
       this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...doubt, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }), ...(this.#refusedWith === undefined || waiting !== undefined ? {} : { refusedWith: this.#refusedWith }) });
     }
     // Told once everything above is: a supervisor reading "stopped" knows the worker holds nothing more.
