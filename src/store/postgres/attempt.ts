@@ -98,6 +98,8 @@ export class Attempt {
   #recording: Outcome | undefined;
   /** What the server answered the last try to record the attempt's end, where it refused it (too many connections): not a database that did not answer. */
   #recordRefusedWith: string | undefined;
+  /** Set once the record of the attempt's end was given up on (record-lost): `recording` still says how it ended. */
+  #recordGivenUp = false;
   /** Set once a try to record the attempt's end has failed (an error tried again): not only slow to be answered. */
   #recordTryFailed = false;
   /** Where a renewal was sent and its reply lost (it may have been taken): the latest its lease may run out then (see leaseMayEndAt). */
@@ -175,6 +177,14 @@ export class Attempt {
    */
   get recording(): Outcome | undefined {
     return this.#settled ? undefined : this.#recording;
+  }
+
+  /**
+   * True while the attempt's end is being recorded and still tried: not once the database has taken it, nor once it was
+   * given up on (its tries ran out, or refused for good), where `recording` still says how the attempt ended.
+   */
+  get recordPending(): boolean {
+    return this.recording !== undefined && !this.#recordGivenUp;
   }
 
   /** What the server answered the last try to record the attempt's end, where it refused it; undefined where it did not answer. */
@@ -412,6 +422,7 @@ export class Attempt {
       if (result === false) this.#options.onLeaseLost();
     } catch (error) {
       // The sweeper recovers the task once its lease expires, as a lost attempt: the worker says how it ended.
+      this.#recordGivenUp = true;
       if (this.#recording !== undefined && !this.#settled) emit({ type: "record-lost", task: this.task, outcome, error });
       else emit({ type: "db-error", operation: "complete", error, retrying: false });
     }

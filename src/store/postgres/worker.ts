@@ -232,12 +232,13 @@ export class PostgresWorker {
    * ("recording") yet or not: one that came before that line did nothing, and a fourth was needed. A record the database
    * takes in a moment is still kept (a storm of signals as the stop begins): each is given that moment (RECORD_NEWS_MS)
    * before it is given up. Their ends are told as left ("leases-left"). Returns whether an end was being recorded as
-   * they were given up (false where none was, or they were given up already).
+   * they were given up (false where none was, or they were given up already: an end whose record was lost before, an
+   * attempt the database's going aborted, is no record pending).
    */
   giveUpRecords(): boolean {
     if (this.#recordsGivenUp.signal.aborted) return false;
     this.#recordsGivenUp.abort();
-    return this.#recordsAwaited > 0 || [...this.#goneAborted, ...this.#running.values()].some((attempt) => attempt.recording !== undefined);
+    return this.#recordsAwaited > 0 || [...this.#goneAborted, ...this.#running.values()].some((attempt) => attempt.recordPending);
   }
 
   /** Aborts every running attempt (reason SHUTDOWN) in `words`: what its task's log and line say it was stopped for. */
