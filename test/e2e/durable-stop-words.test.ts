@@ -39,7 +39,7 @@ describe("a stopping worker whose database refuses it", () => {
       await grantStore(role);
       const url = new URL(proxy.url(durable.SECRET_URL));
       url.username = role;
-      // A short stop: its task has ended, and the record line comes once the stop has waited for the rest.
+      // Its task ends before the stop: the record line comes a second after the signal, whatever the time to finish.
       const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "1s"], { TASKQ_STORE: url.toString() });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
@@ -75,8 +75,8 @@ describe("a stopping worker whose database refuses it", () => {
     const target = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     try {
-      // Its time to finish (5 s) outlasts the lease (3 s, renewed up to the refusal): the stop waits the lease out. (With the
-      // default 10 s to finish and a 6 s lease, the same, seconds longer.)
+      // A short lease (3 s, renewed up to the refusal): its task ended, the stop tries to record it until the lease runs out,
+      // whatever the time to finish, and then says the lease has run out (or runs out within a second).
       const worker = await startWorker(["--lease", "3s", "-j", "1", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
