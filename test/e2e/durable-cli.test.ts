@@ -1655,6 +1655,47 @@ tasks:
     }
   });
 
+  // The test above takes a run that committed before the second signal was read: a second SIGTERM ignored would pass it.
+  // Here the submit cannot commit while both are sent: its statement waits on a lock another session holds on the runs.
+  it("submit of a large run given a second SIGTERM while its statement waits on a lock: cancels its submit and stops, nothing stored", { timeout: 120_000 }, async () => {
+    const file = await workflowFile("big-submit-locked", `tasks:\n${Array.from({ length: 30_000 }, (_, i) => `  t${i}: { run: "echo ${i}" }\n`).join("")}`);
+    const waiting = async (): Promise<boolean> => {
+      const { rows } = await store.pool.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'taskq submit r-%' AND wait_event_type = 'Lock' AND query LIKE 'WITH run AS%' AND query LIKE $1",
+        [`%"${SCHEMA}".runs%`],
+      );
+      return rows[0]!.n > 0;
+    };
+    const locker = await store.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${SCHEMA}".runs IN EXCLUSIVE MODE`);
+      const cli = startCli(["submit", file], { cwd: ws.dir, env: ENV });
+      expect(await eventually(waiting, 60_000)).toBe(true);
+      cli.child.kill("SIGTERM");
+      // One at a time: two signals sent at once may reach it as one.
+      expect(await eventually(() => cli.stderr().includes("SIGTERM received while the run was being submitted"), 10_000)).toBe(true);
+      cli.child.kill("SIGTERM");
+      // Ended while the lock is still held: it does not wait for it.
+      const result = await cli.done;
+      expect(result.code).toBe(143);
+      expect(result.stderr).toBe(
+        "taskq: SIGTERM received while the run was being submitted: stopping once the database has answered the submit (it waits up to 30s for each statement, and tries again for up to 10s where the connection drops), then its id is printed if it was stored; press Ctrl-C again (or send a second signal) to stop now\n" +
+          "taskq: SIGTERM received again while the run was being submitted: cancelling its submit: stopping once the database has said whether the run was stored (up to 3s); press Ctrl-C again (or send a third signal) to stop at once\n" +
+          "taskq: SIGTERM received again while the run was being submitted: stopped; its submit was cancelled: nothing was submitted\n",
+      );
+      expect(result.stdout).toBe("");
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      locker.release();
+    }
+    // The lock let go, no statement of the submit goes on to store the run.
+    expect(await eventually(async () => !(await waiting()), 30_000)).toBe(true);
+    const runs = await sql<{ id: string }>(store, "SELECT id FROM $schema.runs WHERE file LIKE '%big-submit-locked%'");
+    runIds.push(...runs.map((run) => run.id));
+    expect(runs).toEqual([]);
+  });
+
   it("submit takes durations up to the format's 30 days, past PostgreSQL's int", async () => {
     const file = await workflowFile(
       "long-durations",
