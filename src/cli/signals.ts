@@ -34,19 +34,20 @@ export const FORWARDED_COPY_MS = 250;
  * second's for a third, which gave up the records of tasks that had ended (a worker's, where the
  * database does not take them: a task that succeeded then counts as lost). Only with a parent in
  * taskq's own process group (a shell with job control makes taskq lead a group of its own: no copy
- * comes) that is no shell (see SHELLS), only of the kind of the signal last taken, and only within
- * FORWARDED_COPY_MS of it: every such copy.
+ * comes) that is no shell (see SHELLS), and only within FORWARDED_COPY_MS of the last signal of its
+ * kind taken: every such copy.
  */
 class ForwardedCopy {
-  #last: { signal: NodeJS.Signals; at: number } | undefined;
+  /** When a signal of each kind was last taken: a SIGINT's late copy after a SIGTERM taken since is still a copy. */
+  readonly #taken = new Map<NodeJS.Signals, number>();
 
-  /** Whether `signal`, just received, is a forwarded copy of the one taken last. */
+  /** Whether `signal`, just received, is a forwarded copy of the last one of its kind taken. */
   isCopy(signal: NodeJS.Signals): boolean {
     const now = monotonicMs();
-    const last = this.#last;
+    const at = this.#taken.get(signal);
     // Measured from the signal taken, not from a copy: a wrapper's copies all come within a few ms of it.
-    if (last !== undefined && signal === last.signal && now - last.at <= FORWARDED_COPY_MS && parentMayForward()) return true;
-    this.#last = { signal, at: now };
+    if (at !== undefined && now - at <= FORWARDED_COPY_MS && parentMayForward()) return true;
+    this.#taken.set(signal, now);
     return false;
   }
 }

@@ -12,11 +12,11 @@ import { useDurableWorkspace } from "./durable-harness.js";
 const durable = useDurableWorkspace("taskq_e2e_give_up");
 const { workflowFile, submit, startWorker, awaitWorker } = durable;
 
-/** A wrapper (perl, no shell) that runs the command after `--` and passes each SIGINT it gets on to it, 50 ms later. */
+/** A wrapper (perl, no shell) that runs the command after `--` and passes each SIGINT it gets on to it, 20 ms later. */
 const FORWARDER = [
   "perl",
   "-e",
-  'my $pid; $SIG{INT} = sub { select(undef, undef, undef, 0.05); kill "INT", $pid }; $pid = fork(); if ($pid == 0) { exec @ARGV; exit 127 } while (waitpid($pid, 0) != $pid) {} exit($? & 127 ? 128 + ($? & 127) : $? >> 8);',
+  'my $pid; $SIG{INT} = sub { select(undef, undef, undef, 0.02); kill "INT", $pid }; $pid = fork(); if ($pid == 0) { exec @ARGV; exit 127 } while (waitpid($pid, 0) != $pid) {} exit($? & 127 ? 128 + ($? & 127) : $? >> 8);',
   "--",
 ];
 
@@ -65,7 +65,7 @@ describe("a worker stopped while its database refuses connections, a task's succ
     const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     try {
       // As a shell with job control starts `npm run worker`: the wrapper leads a process group, taskq in it, and a terminal's
-      // Ctrl-C reaches both, the wrapper passing its copy on to taskq some ms later (here 50: sent at once, the two may
+      // Ctrl-C reaches both, the wrapper passing its copy on to taskq some ms later (here 20: sent at once, the two may
       // merge into one pending signal).
       const cli = startCli(["worker", "--log-dir", durable.ws.logs, "--lease", "10m", "-j", "2"], { cwd: durable.ws.dir, env: { ...durable.ENV, TASKQ_STORE: proxy.url(durable.SECRET_URL) }, through: FORWARDER });
       const worker = await awaitWorker(cli);

@@ -92,7 +92,7 @@ describe("a stopping worker whose database refuses it", () => {
       // The refusal drops the open connections too: a renewal on its way then lost its reply, which the database may have
       // taken, and the line says so after what this worker's clock says (then within up to a lease, 3s).
       const doubt = "(?: on this worker's clock, unless a renewal whose reply was lost went through: then within [1-3]s)?";
-      expect(line).toMatch(new RegExp(`\\. (It has run out already${doubt} \\(--lease\\); (then )?a worker|It runs out within 1s${doubt.replace(" on this worker's clock", "")} \\(--lease\\); then a worker) `));
+      expect(line, line).toMatch(new RegExp(`\\. (It has run out already${doubt} \\(--lease\\); (then )?a worker|It runs out within 1s${doubt.replace(" on this worker's clock", "")} \\(--lease\\); then a worker) `));
     } finally {
       await proxy.close();
     }
@@ -349,7 +349,7 @@ describe("a stopping worker whose record waits on a row lock another session hol
       await writeFile(go, "");
       // The task has ended, and its record waits on the row.
       const waiting = async (): Promise<boolean> =>
-        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0]?.n !== 0;
+        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'taskq worker %' AND query LIKE $1", [`%"${SCHEMA}".%`])).rows[0]?.n !== 0;
       expect(await eventually(waiting, 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);

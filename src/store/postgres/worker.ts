@@ -155,6 +155,8 @@ export class PostgresWorker {
   readonly #recordsGivenUp = new AbortController();
   /** Settles once #recordsGivenUp is aborted: one listener, however many records are waited for. */
   #givenUp: Promise<void> | undefined;
+  /** The stop's one look for a statement of the worker's waiting on a lock, shared by the records it waits for (see #awaitRecords). */
+  #lockLookup: Promise<boolean | undefined> | undefined;
   /** Set while the stop waits for a record the database does not take ("recording"). */
   #recordsAwaited = 0;
   /** What the server answered the last operation that failed, where it refused it (see "leases-left"'s `refusedWith`). */
@@ -341,22 +343,30 @@ export class PostgresWorker {
           if (!attempt.settled) await Promise.race([attempt.releaseNow(), this.#pause(RELEASE_WAIT_MS)]);
           return;
         }
+        // Given up on already (its tries ran out, or a refusal for good): the `lost` line said so, and nothing is tried.
+        if (!attempt.recordPending) return;
         if (leftMs <= RELEASE_WAIT_MS) return Promise.race([attempt.done, this.#pause(RELEASE_WAIT_MS)]);
+        const givenUp = (this.#givenUp ??= new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true })));
+        // No longer to be said: taken, given up on by its tries, or by a third signal (which stops the stop's waits at once).
+        const noNews = (): boolean => !attempt.recordPending || this.#recordsGivenUp.signal.aborted;
         // Said only when the record is not there in a moment: one on its way is no news.
-        await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS)]);
-        if (attempt.settled) return;
+        await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS), givenUp]);
+        if (noNews()) return;
         // "Does not answer" only once a try has failed: a first one still waiting for its answer may wait on a row's lock
         // another session holds (a psql session's transaction), which the line names as the `left` line does; else the
-        // database has not answered it yet. Asked briefly: one that does not answer is not asked for longer.
-        const lockWait = attempt.recordTryFailed ? undefined : ((await this.#options.store.waitingOnLock(LOCK_LOOKUP_MS)) ?? false);
-        if (attempt.settled) return;
+        // database has not answered it yet. Asked briefly, once for the whole stop (a connection of its own: not one per
+        // record), and not of a database that is gone.
+        let lockWait: boolean | undefined;
+        if (!attempt.recordTryFailed && !this.#databaseGone) {
+          this.#lockLookup ??= this.#options.store.waitingOnLock(LOCK_LOOKUP_MS);
+          lockWait = (await Promise.race([this.#lockLookup, givenUp])) ?? false;
+        }
+        if (noNews()) return;
         const withinMs = attempt.leaseEndsAt - performance.now();
-        if (this.#recordsGivenUp.signal.aborted) return;
         const refusedWith = attempt.recordRefusedWith;
         this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0), ...(refusedWith === undefined ? {} : { refusedWith }), ...(lockWait === undefined ? {} : { lockWait }) });
-        this.#givenUp ??= new Promise<void>((resolve) => this.#recordsGivenUp.signal.addEventListener("abort", () => resolve(), { once: true }));
         this.#recordsAwaited++;
-        await Promise.race([attempt.done, this.#pause(withinMs), this.#givenUp]).finally(() => this.#recordsAwaited--);
+        await Promise.race([attempt.done, this.#pause(withinMs), givenUp]).finally(() => this.#recordsAwaited--);
       });
     await Promise.all(waits);
   }
