@@ -84,8 +84,9 @@ describe("the package", () => {
   it("the bundled CLI is minified, in lines short enough to show in an error: V8 keeps its source, which every task's fork copies", async () => {
     const text = await readFile(path.join(ROOT, "dist/bundle/cli.cjs"), "latin1");
     // Names are kept (below), so it grows with taskq's own code: a bound against a dependency or a copy bundled by mistake
-    // (each is tens of KB or more), not against a message or a check more; about 1.0 MB at 1,563 tests, 1.16 MB at 1,994.
-    expect(text.length).toBeLessThan(1_200_000);
+    // (each is tens of KB or more), not against a message or a check more; about 1.0 MB at 1,563 tests, 1.16 MB at 1,994,
+    // 1.22 MB at ~2,140 (the loader's messages for invisible characters and full-width colons, GitHub Actions' commands).
+    expect(text.length).toBeLessThan(1_300_000);
     const longest = Math.max(...text.split("\n").map((line) => line.length));
     expect(longest).toBeLessThan(1_000);
     // Names are kept: a --verbose stack trace names taskq's own functions.
