@@ -265,6 +265,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (event.type === "started" || event.type === "finished") {
         colours.forget(`${event.task.runId}/${event.task.key}`);
         terminalColours.forget(`${event.task.runId}/${event.task.key}`);
+        commandsRead.forget(`${event.task.runId}/${event.task.key}`);
       }
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);

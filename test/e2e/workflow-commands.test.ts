@@ -405,3 +405,28 @@ describe("GitHub Actions and workflow commands in the summary", () => {
     expect(outside).toContain("      ::group::Build");
   });
 });
+
+describe("GitHub Actions, a retry and the previous attempt's `::stop-commands::`", () => {
+  /** A task whose first attempt opens a `::stop-commands::` and fails, and whose second masks a value and prints it. */
+  async function retried(): Promise<{ dir: string; file: string; logs: string }> {
+    const run = "if [ -f first ]; then echo ::add-mask::s3cretA; echo token=s3cretA; else touch first; echo ::stop-commands::tok1; exit 1; fi";
+    return workspace(`tasks:\n  lint:\n    run: ${JSON.stringify(run)}\n    retries: 1\n    backoff: { base: 50ms, max: 50ms }\n`);
+  }
+
+  it("under GitHub Actions, plain output: the next attempt, a new process, is not held to the stop of the one before: its `::add-mask::` goes bare, for the runner to read", async () => {
+    const ws = await retried();
+    const result = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split("\n");
+    expect(lines).toContain("lint | ::stop-commands::tok1");
+    expect(lines).toContain("::add-mask::s3cretA");
+    expect(lines).toContain("lint | token=s3cretA");
+  });
+
+  it("under GitHub Actions, JSON output: the next attempt's `::add-mask::` goes to stderr, not held back by the stop of the one before", async () => {
+    const ws = await retried();
+    const result = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::s3cretA"]);
+  });
+});

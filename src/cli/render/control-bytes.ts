@@ -1059,9 +1059,15 @@ export class TaskColours {
     out.writeColouredLines(prefix, bytes, count, ends, colours);
   }
 
-  /** Forgets `key`'s colours: a new process starts with a terminal's as its own, and an ended one's end with it. */
+  /**
+   * Forgets `key`'s colours: a new process starts with a terminal's as its own, and an ended one's end with it. And its
+   * `::stop-commands::`: a retry's attempt is a new process, which never wrote it (kept, the first attempt's open stop
+   * sent the next attempt's `::add-mask::` behind the prefix, its value never masked), and an ended task's is dropped,
+   * which a worker's map of them otherwise kept for as long as it ran.
+   */
   forget(key: string): void {
     this.#byKey.delete(key);
+    this.#stopped.delete(key);
   }
 }
 

@@ -43,6 +43,8 @@ export class JsonRenderer implements Renderer {
     this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, ...selected, concurrency: info.concurrency, logDir: info.logDir });
     for (const name of EVENTS) {
       queue.on(name, (e) => {
+        // An attempt starts as a new process, with no `::stop-commands::` of its own yet; an ended task's is dropped (see CommandsReadBy.forget).
+        if (name === "started" || name === "succeeded" || name === "failed" || name === "cancelled") this.#read.forget((e as { id: string }).id);
         const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown; id: string };
         // Where the attempt writes, and where a failed task's log is, as the summary's dead letters give it: a program
         // watching the records opens it there, without waiting for the summary or building the path from the run's.

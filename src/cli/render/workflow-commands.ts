@@ -169,6 +169,17 @@ export class CommandsReadBy {
     if (read === undefined) this.#read.set(key, (read = {}));
     return read;
   }
+
+  /**
+   * Forgets each stream's of `key` (the part before "\n"): an attempt starts as a new process that wrote no
+   * `::stop-commands::` (a retry kept the previous attempt's, and its `::add-mask::` went nowhere), and an ended task's
+   * is dropped, which a long-lived worker otherwise kept for each task it ran.
+   */
+  forget(key: string): void {
+    this.#read.delete(`${key}\nstdout`);
+    this.#read.delete(`${key}\nstderr`);
+    this.#read.delete(`${key}\noutput`);
+  }
 }
 
 /** The same as maskCommands for one line as text (a `line` of a sink that hands on text). */
