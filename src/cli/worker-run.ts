@@ -33,7 +33,7 @@ import { oneLine } from "./one-line.js";
 import { coloursRefused } from "./render/colors.js";
 import { eachLineText, hasControlBytes, rewrittenState, TaskColours, TerminalColours } from "./render/control-bytes.js";
 import { clock } from "./render/describe.js";
-import { CommandsReadBy, maskCommands, maskCommandsInStates, maskCommandsInText, underGitHubActions, writeCommands } from "./render/workflow-commands.js";
+import { holdsLegacyCommand, maskCommands, maskCommandsInStates, maskCommandsInText, underGitHubActions, withoutLegacyCommands, writeCommands } from "./render/workflow-commands.js";
 import { leftoversGraceMs, leftoversNote, signalOf } from "./leftovers-stop.js";
 import { pidOneNote } from "./pid-one.js";
 import { RunHandlers } from "./run-handlers.js";
@@ -139,9 +139,11 @@ export interface WorkerRunOptions {
 export async function runWorker(store: PostgresStore, options: WorkerRunOptions): Promise<WorkerRunResult> {
   const { PostgresWorker, metricsPort } = await import("../store/postgres/index.js");
   const out = new BufferedWriter(process.stdout);
+  /** JSON under GitHub Actions: a record holding `##[` written so that the runner reads no command in it (see withoutLegacyCommands). */
+  const legacyGuarded = options.json && underGitHubActions() ? withoutLegacyCommands : (json: string): string => json;
   /** `stamp`: the time of a record of several lines, read once for all of them (they were in time order a clock read apart, the first last). */
   const print = (record: Record<string, unknown>, text: string, stamp = options.json ? "" : clock()): void => {
-    out.write(options.json ? `${toJson({ ts: new Date().toISOString(), ...record })}\n` : `${stamp} ${text}\n`);
+    out.write(options.json ? `${legacyGuarded(toJson({ ts: new Date().toISOString(), ...record }))}\n` : `${stamp} ${text}\n`);
   };
   /** A note: in plain lines, `plain` (the message, unless worded for them) in the `note` column, as a local run's (see PlainRenderer). */
   const printNote = (message: string, plain = message, fields: Record<string, unknown> = {}): void => print({ event: "note", ...fields, message }, `note    ${plain}`);
@@ -170,8 +172,6 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
   const colours = new TaskColours(!coloursRefused(options.color ?? true), !terminal && underGitHubActions());
   /** On a terminal: the colours each task's lines have left set, set again at its next line, as a local run's (see TerminalColours). */
   const terminalColours = new TerminalColours(colours.keeps);
-  /** Under GitHub Actions, JSON: each task stream's `::stop-commands::`, as the runner would read it (see CommandsRead). */
-  const commandsRead = new CommandsReadBy();
   const handlers = new RunHandlers((runId) => {
     const sink: OutputSink = {
       // Plain lines into a file or a pipe: every line comes to `lines` as bytes, none decoded.
@@ -182,7 +182,7 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       // written, in JSON as an `output` record's text (see JsonRenderer.wholeLines).
       wholeLines: colours.bareCommands,
       // Under GitHub Actions, a line's states no record holds: their `::add-mask::` goes to stderr all the same (see JsonRenderer.droppedStates).
-      ...(options.json && colours.bareCommands ? { droppedStates: (taskId: string, stream: StreamName, bytes: Buffer) => writeCommands(process.stderr, maskCommandsInStates(bytes, commandsRead.of(`${runId}/${taskId}\n${stream}`))) } : {}),
+      ...(options.json && colours.bareCommands ? { droppedStates: (taskId: string, stream: StreamName, bytes: Buffer) => writeCommands(process.stderr, maskCommandsInStates(bytes)) } : {}),
       line: (taskId, stream, text, attempt) =>
         options.json ? printOutput(taskId, stream, text, attempt) : out.write(`${runId}/${taskId} | ${terminal ? terminalColours.safe(`${runId}/${taskId}`, text) : text}\n`),
       whenDrained: () => out.whenDrained(),
@@ -200,13 +200,17 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     // Under GitHub Actions, a task's `::add-mask::` goes to stderr too, where the runner reads it as a command, before
     // the record (see maskCommands).
     const printOutput = (taskId: string, stream: StreamName, text: string, attempt: number | undefined): void => {
-      if (colours.bareCommands) writeCommands(process.stderr, maskCommandsInText(text, commandsRead.of(`${runId}/${taskId}\n${stream}`)));
+      if (colours.bareCommands) writeCommands(process.stderr, maskCommandsInText(text));
       print({ event: "output", runId, id: taskId, attempt, stream, text }, "");
     };
     // A loud task's lines go through as bytes (see LineSplitter), as plain lines or JSON records.
     sink.lines = options.json
       ? (taskId, stream, bytes, count, ends, attempt) => {
-          if (colours.bareCommands) writeCommands(process.stderr, maskCommands(bytes, count, ends, commandsRead.of(`${runId}/${taskId}\n${stream}`)));
+          if (colours.bareCommands) {
+            writeCommands(process.stderr, maskCommands(bytes, count, ends));
+            // A line holding `##[`: its record through print, where it is written so that the runner reads no command in it.
+            if (holdsLegacyCommand(bytes)) return eachLineText(bytes, count, ends, (text) => print({ event: "output", runId, id: taskId, attempt, stream, text }, ""));
+          }
           out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", runId, id: taskId, attempt, stream }), bytes, count, ends);
         }
       : (taskId, stream, bytes, count, ends) => {
@@ -265,7 +269,6 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       if (event.type === "started" || event.type === "finished") {
         colours.forget(`${event.task.runId}/${event.task.key}`);
         terminalColours.forget(`${event.task.runId}/${event.task.key}`);
-        commandsRead.forget(`${event.task.runId}/${event.task.key}`);
       }
       if (event.type === "finished" && event.result === false && event.outcome.kind === "success") endLostLog(event.task, event.outcome.exitCode ?? 0, event.taskNow, worker.workerId);
       if (event.type === "orphans-recovered") for (const swept of event.tasks) endDeadWorkersLog(swept, worker.workerId);

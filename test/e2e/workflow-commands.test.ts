@@ -314,22 +314,22 @@ describe("GitHub Actions, JSON output and `::add-mask::`", () => {
 });
 
 describe("GitHub Actions, JSON output and `::stop-commands::`", () => {
-  it("under GitHub Actions, writes on stderr no `::add-mask::` of a task stream between its `::stop-commands::TOKEN` and `::TOKEN::`, as the runner reads none there in plain output; another task's still goes", async () => {
-    // The token's data unescaped (`%25` is `%`), matched in any case; after it, one not ended, a "\r" no way round it.
+  it("under GitHub Actions, writes on stderr every `::add-mask::` of a task, those between its `::stop-commands::TOKEN` and `::TOKEN::` too: the runner never sees a stop inside a record, so keeping to it only left values unmasked; another task's goes as well", async () => {
+    // A stop, its token, one not ended, a "\r": none holds a mask back.
     const ws = await printing(["::stop-commands::Tok%2541", "::add-mask::quoted", "::tok%41::", "::add-mask::after", "::stop-commands::t2", "10%\r::add-mask::cr"]);
     await writeFile(ws.file, "tasks:\n  quiet:\n    run: cat lines.txt\n  other:\n    run: sleep 0.3; echo '::add-mask::other'\n");
     const gitHub = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
     expect(gitHub.code).toBe(0);
-    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::after", "::add-mask::other"]);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::quoted", "::add-mask::after", "::add-mask::cr", "::add-mask::other"]);
   });
 });
 
 describe("GitHub Actions and the runner's older form of a command, `##[name]data`", () => {
-  it("under GitHub Actions, writes on stderr as `::add-mask::` a task's `##[add-mask]value`, which the runner reads anywhere in a line (one with a `%` not, whose escapes that form reads otherwise), and keeps to its `##[stop-commands]`; and quotes a failed task's last line holding `##[` in the summary", async () => {
+  it("under GitHub Actions, writes on stderr as `::add-mask::` a task's `##[add-mask]value`, which the runner reads anywhere in a line (one with a `%` not, whose escapes that form reads otherwise), whatever `##[stop-commands]` came before it; and quotes a failed task's last line holding `##[` in the summary", async () => {
     const ws = await printing(["x ##[add-mask]leg1", "##[add-mask]pct%3Bx", "##[stop-commands]Tk", "##[add-mask]no", "::tk::", "50%\r##[ADD-MASK]leg2", "##[error]made an annotation"]);
     const gitHub = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
     expect(gitHub.code).toBe(0);
-    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::leg1", "::add-mask::leg2"]);
+    expect(gitHub.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::leg1", "::add-mask::no", "::add-mask::leg2"]);
     await writeFile(path.join(ws.dir, "lines.txt"), "a ##[error]made an annotation\n");
     await writeFile(ws.file, "tasks:\n  lint:\n    run: cat lines.txt; exit 1\n");
     const plain = await runCli(["run", ws.file, "--output", "plain", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
@@ -428,5 +428,23 @@ describe("GitHub Actions, a retry and the previous attempt's `::stop-commands::`
     const result = await runCli(["run", ws.file, "--output", "json", "--log-dir", ws.logs], { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
     expect(result.code).toBe(0);
     expect(result.stderr.split("\n").filter((line) => line !== "")).toEqual(["::add-mask::s3cretA"]);
+  });
+});
+
+describe("GitHub Actions, JSON output and `##[` in a record", () => {
+  it("under GitHub Actions, writes each `[` after `##` in a record as `\\u005b`, the same text decoded, so that the runner reads no `##[stop-commands]` or `##[error]` in stdout's records, the summary's tail included; without, as before", async () => {
+    const ws = await printing(["##[stop-commands]tok\"}", "a ##[error]made an annotation", "y ##[warning]w ##[group]g"]);
+    await writeFile(ws.file, "tasks:\n  lint:\n    run: cat lines.txt; exit 1\n");
+    const args = ["run", ws.file, "--output", "json", "--log-dir", ws.logs];
+    for (const env of [{ GITHUB_ACTIONS: "true" }, { GITHUB_ACTIONS: undefined }]) {
+      const result = await runCli(args, { cwd: ws.dir, env });
+      expect(result.code).toBe(1);
+      const records = result.stdout.trim().split("\n");
+      const parsed = records.map((line) => JSON.parse(line) as { event: string; text?: string });
+      expect(parsed.filter((record) => record.event === "output").map((record) => record.text)).toEqual(ws.text.trimEnd().split("\n"));
+      expect(JSON.stringify(parsed.find((record) => record.event === "summary"))).toContain("##[error]made an annotation");
+      if (env.GITHUB_ACTIONS === "true") expect(records.filter((line) => line.includes("##["))).toEqual([]);
+      else expect(records.filter((line) => line.includes("##[")).length).toBeGreaterThan(3);
+    }
   });
 });

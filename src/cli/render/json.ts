@@ -5,7 +5,8 @@ import { taskLog } from "../summary.js";
 import { BufferedWriter, jsonRecordHead, toJson } from "../output.js";
 import { describeError, attemptResultOf } from "./describe.js";
 import type { Renderer, RunInfo, RunSummary, Stopping } from "./types.js";
-import { CommandsReadBy, maskCommands, maskCommandsInStates, maskCommandsInText, writeCommands } from "./workflow-commands.js";
+import { eachLineText } from "./control-bytes.js";
+import { holdsLegacyCommand, maskCommands, maskCommandsInStates, maskCommandsInText, withoutLegacyCommands, writeCommands } from "./workflow-commands.js";
 
 const EVENTS: QueueEventName[] = ["submitted", "scheduled", "ready", "started", "retrying", "succeeded", "failed", "cancelled"];
 
@@ -27,8 +28,6 @@ export class JsonRenderer implements Renderer {
   readonly wholeLines: boolean;
   /** Under GitHub Actions: where a task's `::add-mask::` goes as a command, before its record (see maskCommands). */
   readonly #commands: NodeJS.WritableStream | undefined;
-  /** Each task stream's `::stop-commands::`, as the runner would read it in plain output (see CommandsRead). */
-  readonly #read = new CommandsReadBy();
 
   constructor(stream: NodeJS.WritableStream, wholeLines = false, commands: NodeJS.WritableStream | undefined = undefined) {
     this.#out = new BufferedWriter(stream);
@@ -43,8 +42,6 @@ export class JsonRenderer implements Renderer {
     this.#emit({ event: "run", runId: info.runId, file: info.file, name: info.name, tasks: info.taskCount, ...selected, concurrency: info.concurrency, logDir: info.logDir });
     for (const name of EVENTS) {
       queue.on(name, (e) => {
-        // An attempt starts as a new process, with no `::stop-commands::` of its own yet; an ended task's is dropped (see CommandsReadBy.forget).
-        if (name === "started" || name === "succeeded" || name === "failed" || name === "cancelled") this.#read.forget((e as { id: string }).id);
         const { error, value: _value, ...rest } = e as { error?: unknown; value?: unknown; id: string };
         // Where the attempt writes, and where a failed task's log is, as the summary's dead letters give it: a program
         // watching the records opens it there, without waiting for the summary or building the path from the run's.
@@ -63,7 +60,7 @@ export class JsonRenderer implements Renderer {
 
   /** `attempt` says which attempt wrote the line: a retried task's lines, or late ones from what an attempt left running, are told apart. */
   line(taskId: string, stream: StreamName, text: string, attempt?: number): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text, this.#read.of(`${taskId}\n${stream}`)));
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInText(text));
     this.#emit({ event: "output", id: taskId, attempt, stream, text });
   }
 
@@ -72,12 +69,16 @@ export class JsonRenderer implements Renderer {
    * same, as the runner, reading each state as a line, would have taken it.
    */
   droppedStates(taskId: string, stream: StreamName, bytes: Buffer): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInStates(bytes, this.#read.of(`${taskId}\n${stream}`)));
+    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommandsInStates(bytes));
   }
 
   /** The same records as `line` gives for each line, built as bytes where JSON keeps the line as it is. */
   lines(taskId: string, stream: StreamName, bytes: Buffer, count: number, ends: Int32Array, attempt?: number): void {
-    if (this.#commands !== undefined) writeCommands(this.#commands, maskCommands(bytes, count, ends, this.#read.of(`${taskId}\n${stream}`)));
+    if (this.#commands !== undefined) {
+      writeCommands(this.#commands, maskCommands(bytes, count, ends));
+      // A line holding `##[`: its record through #emit, where it is written so that the runner reads no command in it.
+      if (holdsLegacyCommand(bytes)) return eachLineText(bytes, count, ends, (text) => this.#emit({ event: "output", id: taskId, attempt, stream, text }));
+    }
     this.#out.writeJsonLines(jsonRecordHead({ ts: new Date().toISOString(), event: "output", id: taskId, attempt, stream }), bytes, count, ends);
   }
 
@@ -104,7 +105,8 @@ export class JsonRenderer implements Renderer {
   }
 
   #emit(record: Record<string, unknown>): void {
-    this.#out.write(`${toJson({ ts: new Date().toISOString(), ...record })}\n`);
+    const json = toJson({ ts: new Date().toISOString(), ...record });
+    this.#out.write(`${this.#commands === undefined ? json : withoutLegacyCommands(json)}\n`);
   }
 }
 

@@ -128,10 +128,11 @@ export function eachCommandLine(
  * stderr, before the record goes to stdout, it is read as the task wrote it. Where taskq's JSON writes the value
  * otherwise than the runner's own JSON form of a secret (which it masks too: `\"` and `\\`, but not a C1 control,
  * which toJson escapes as `\u009b` and the runner does not), a second command masks the value as the records hold it.
- * Undefined where there is none (the common case, one look at each line's first bytes). With `read`, the task
- * stream's `::stop-commands::` is kept to as the runner keeps to it (see CommandsRead).
+ * Undefined where there is none (the common case, one look at each line's first bytes). Every one goes, whatever
+ * `::stop-commands::` the task wrote before it: the runner never sees that stop, inside a record, and keeping to it
+ * only left the value unmasked (one the task quoted in its stop is a value it printed all the same).
  */
-export function maskCommands(bytes: Buffer, count: number, ends: Int32Array, read?: CommandsRead): string[] | undefined {
+export function maskCommands(bytes: Buffer, count: number, ends: Int32Array): string[] | undefined {
   let found: string[] | undefined;
   // The runner's older form, `##[add-mask]value`, is read anywhere in a line: where a block holds one (one search of it),
   // each of its lines is read.
@@ -144,7 +145,7 @@ export function maskCommands(bytes: Buffer, count: number, ends: Int32Array, rea
     for (let from = start; from <= end; ) {
       const cr = bytes.indexOf(CARRIAGE_RETURN, from);
       const to = cr === -1 || cr >= end ? end : cr;
-      const data = legacy && !isWorkflowCommand(bytes, from, to) ? legacyMaskData(bytes, from, to, read) : maskData(bytes, from, to, read);
+      const data = legacy && !isWorkflowCommand(bytes, from, to) ? legacyMaskData(bytes, from, to) : maskData(bytes, from, to);
       if (data !== undefined) (found ??= []).push(...maskLines(data));
       from = to + 1;
     }
@@ -152,76 +153,35 @@ export function maskCommands(bytes: Buffer, count: number, ends: Int32Array, rea
   return found;
 }
 
-/**
- * What the runner made of a task stream's commands so far: the token of its `::stop-commands::` until a command of that
- * name (`::TOKEN::`) comes. Meanwhile the runner reads no command of it, `::add-mask::` none, as in plain output.
- */
-export interface CommandsRead {
-  stopToken?: string;
-}
-
-/** Each task stream's CommandsRead, by a key naming it. */
-export class CommandsReadBy {
-  readonly #read = new Map<string, CommandsRead>();
-
-  of(key: string): CommandsRead {
-    let read = this.#read.get(key);
-    if (read === undefined) this.#read.set(key, (read = {}));
-    return read;
-  }
-
-  /**
-   * Forgets each stream's of `key` (the part before "\n"): an attempt starts as a new process that wrote no
-   * `::stop-commands::` (a retry kept the previous attempt's, and its `::add-mask::` went nowhere), and an ended task's
-   * is dropped, which a long-lived worker otherwise kept for each task it ran.
-   */
-  forget(key: string): void {
-    this.#read.delete(`${key}\nstdout`);
-    this.#read.delete(`${key}\nstderr`);
-    this.#read.delete(`${key}\noutput`);
-  }
-}
-
 /** The same as maskCommands for one line as text (a `line` of a sink that hands on text). */
-export function maskCommandsInText(text: string, read?: CommandsRead): string[] | undefined {
+export function maskCommandsInText(text: string): string[] | undefined {
   if (!text.includes("::") && !text.includes(LEGACY_PREFIX)) return undefined;
   const bytes = Buffer.from(`${text}\n`);
-  return maskCommands(bytes, 1, Int32Array.of(bytes.length), read);
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length));
 }
 
 /**
  * The same as maskCommands for the states of a line that "\r" rewrote and that no record holds (see
  * OutputSink.droppedStates): bytes read as one line, each part of it up to a "\r" a line to the runner.
  */
-export function maskCommandsInStates(bytes: Buffer, read?: CommandsRead): string[] | undefined {
+export function maskCommandsInStates(bytes: Buffer): string[] | undefined {
   // The line's end one past its bytes, where a block has its "\n": its last byte is read, none past it.
-  return maskCommands(bytes, 1, Int32Array.of(bytes.length + 1), read);
+  return maskCommands(bytes, 1, Int32Array.of(bytes.length + 1));
 }
 
 const ADD_MASK = "add-mask";
-const STOP_COMMANDS = "stop-commands";
 
 /**
  * The data of an `::add-mask::` command at bytes[start, end) (after white space; `::add-mask::data`), as written; else
- * undefined. With `read`, as the runner reads the stream's commands: none after a `::stop-commands::TOKEN` until
- * `::TOKEN::` (any case), which a task may write around lines it does not want read as commands.
+ * undefined.
  */
-function maskData(bytes: Buffer, start: number, end: number, read: CommandsRead | undefined): string | undefined {
+function maskData(bytes: Buffer, start: number, end: number): string | undefined {
   if (!isWorkflowCommand(bytes, start, end)) return undefined;
   const at = trimmedStart(bytes, start, end) + 2;
   const close = bytes.indexOf(COMMAND_COLONS, at);
   const space = bytes.indexOf(0x20, at);
   const nameEnd = space !== -1 && space < close ? space : close;
   const name = bytes.toString("utf8", at, nameEnd).toLowerCase();
-  if (read?.stopToken !== undefined) {
-    if (name === read.stopToken) read.stopToken = undefined;
-    return undefined;
-  }
-  if (name === STOP_COMMANDS && read !== undefined) {
-    const token = unescapeData(bytes.toString("utf8", close + 2, end));
-    if (token !== "") read.stopToken = token.toLowerCase();
-    return undefined;
-  }
   if (name !== ADD_MASK) return undefined;
   return bytes.toString("utf8", close + 2, end);
 }
@@ -235,7 +195,7 @@ const LEGACY_PREFIX = "##[";
  * it holds no `%`, whose escapes this form reads otherwise (`%3B` and `%5D` too): a value with one is not sent, rather
  * than sent as another value.
  */
-function legacyMaskData(bytes: Buffer, start: number, end: number, read: CommandsRead | undefined): string | undefined {
+function legacyMaskData(bytes: Buffer, start: number, end: number): string | undefined {
   const at = bytes.indexOf(LEGACY_PREFIX, start);
   if (at === -1 || at >= end) return undefined;
   const close = bytes.indexOf(0x5d, at + LEGACY_PREFIX.length);
@@ -244,15 +204,22 @@ function legacyMaskData(bytes: Buffer, start: number, end: number, read: Command
   const space = section.indexOf(" ");
   const name = (space === -1 ? section : section.slice(0, space)).toLowerCase();
   const data = bytes.toString("utf8", close + 1, end);
-  if (read?.stopToken !== undefined) {
-    if (name === read.stopToken) read.stopToken = undefined;
-    return undefined;
-  }
-  if (name === STOP_COMMANDS && read !== undefined) {
-    if (data !== "") read.stopToken = data.toLowerCase();
-    return undefined;
-  }
   return name === ADD_MASK && data !== "" && !data.includes("%") ? data : undefined;
+}
+
+/**
+ * A JSON record as written to stdout under GitHub Actions: each `[` after `##` as `\u005b`, the same text once decoded.
+ * The runner reads the older form of a command, `##[name]data`, anywhere in a line, a record's too: a task's
+ * `##[stop-commands]tok` stopped it reading every command of the step, another task's `::add-mask::` on stderr included
+ * (whose value then showed), and a `##[error]` made an annotation. Where the record holds none, as it is.
+ */
+export function withoutLegacyCommands(json: string): string {
+  return json.includes(LEGACY_PREFIX) ? json.replaceAll(LEGACY_PREFIX, "##\\u005b") : json;
+}
+
+/** Whether bytes hold the runner's older form of a command, `##[` (see withoutLegacyCommands). */
+export function holdsLegacyCommand(bytes: Buffer): boolean {
+  return bytes.indexOf(LEGACY_PREFIX) !== -1;
 }
 
 /** A command's data as the runner reads it: `%0D`, `%0A` and `%25` stand for "\r", "\n" and `%`. */
