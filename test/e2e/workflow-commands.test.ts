@@ -448,3 +448,15 @@ describe("GitHub Actions, JSON output and `##[` in a record", () => {
     }
   });
 });
+
+describe("GitHub Actions, plain output and a `::stop-commands::` after a carriage return, or one the runner refuses", () => {
+  it("under GitHub Actions, keeps behind the prefix a stop after a `\\r`, which the runner reads as a line's start; ends a task's stop at a resume after a `\\r`; and takes no stop from a token the runner refuses", async () => {
+    const ws = await printing(["x\r::stop-commands::tok2", "::error::as text", "::tok2::", "::add-mask::m2", "::stop-commands::toky", "::add-mask::no", "done\r::toky::", "::add-mask::m4", "::stop-commands::error", "::add-mask::m3", "::stop-commands::pause-logging", "::add-mask::m5"]);
+    const { stdout } = await run(ws, { GITHUB_ACTIONS: "true" });
+    const lines = taskLines(stdout);
+    expect(lines).toContain("lint | x\rlint | ::stop-commands::tok2");
+    expect(lines).toContain("lint | ::error::as text");
+    expect(lines).toContain("lint | ::add-mask::no");
+    for (const bare of ["::add-mask::m2", "::add-mask::m4", "::stop-commands::error", "::add-mask::m3", "::add-mask::m5"]) expect(lines).toContain(bare);
+  });
+});

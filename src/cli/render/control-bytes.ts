@@ -2,7 +2,7 @@ import { isUtf8 } from "node:buffer";
 import type { BufferedWriter } from "../output.js";
 import { CUT_LINK_ENDING, cutMarkStart, DISPLAY_LIMIT } from "../../handlers/line-splitter.js";
 import { eachCluster } from "./clusters.js";
-import { commandAtStart, eachCommandLine } from "./workflow-commands.js";
+import { commandsInParts, eachCommandLine, REFUSED_STOP_TOKENS } from "./workflow-commands.js";
 
 /**
  * Whether a block of lines (each ending in "\n") holds a byte the live board must not pass
@@ -1027,16 +1027,22 @@ export class TaskColours {
           // A task's own `::stop-commands::TOKEN` goes behind its prefix, where the runner reads no command: bare, it
           // stopped the runner reading every task's commands, another's `::add-mask::` too, until `::TOKEN::`. Its lines
           // up to that token go behind the prefix as well, as the runner would have read them: as text.
-          const stopped = this.#stopped.get(key);
-          const command = commandAtStart(line);
-          if (stopped !== undefined) {
-            if (command?.name === stopped) this.#stopped.delete(key);
-            return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
+          // Each part of the line the runner reads as one (its start, and after each "\r", where its log splits a line),
+          // in order: a stop after a "\r" (`x\r::stop-commands::tok`) is one too, and so is a resume there
+          // (`done\r::tok::`). A token the runner refuses (a command's name, `pause-logging`) stops nothing.
+          let stopped = this.#stopped.get(key);
+          let prefixed = stopped !== undefined;
+          for (const command of commandsInParts(line)) {
+            if (stopped !== undefined) {
+              if (command.name === stopped) stopped = undefined;
+            } else if (command.name === "stop-commands" && !REFUSED_STOP_TOKENS.has(command.data.toLowerCase())) {
+              stopped = command.data.toLowerCase();
+              prefixed = true;
+            }
           }
-          if (command?.name === "stop-commands" && command.data !== "") {
-            this.#stopped.set(key, command.data.toLowerCase());
-            return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
-          }
+          if (stopped === undefined) this.#stopped.delete(key);
+          else this.#stopped.set(key, stopped);
+          if (prefixed) return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
           let colours = this.#byKey.get(key);
           if (colours === undefined && line.indexOf(0x1b) !== -1) this.#byKey.set(key, (colours = new OpenColours(this.keeps)));
           out.writeBareLine(line, colours);

@@ -92,6 +92,31 @@ export function commandAtStart(line: Buffer): { name: string; data: string } | u
 }
 
 /**
+ * The workflow commands of a line (`line` as eachCommandLine hands it on, its "\n" last) as the runner reads them: at
+ * its start and after each "\r" (its log splits a line there), in order, each name in lower case.
+ */
+export function commandsInParts(line: Buffer): { name: string; data: string }[] {
+  const found: { name: string; data: string }[] = [];
+  const end = line.length - 1;
+  for (let from = 0; from <= end; ) {
+    const cr = line.indexOf(CARRIAGE_RETURN, from);
+    const to = cr === -1 || cr >= end ? end : cr;
+    const command = commandAtStart(Buffer.concat([line.subarray(from, to), NEWLINE]));
+    if (command !== undefined) found.push(command);
+    from = to + 1;
+  }
+  return found;
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/**
+ * The names the runner refuses as a `::stop-commands::` token (it then stops nothing): none, `pause-logging`, and a
+ * workflow command's name.
+ */
+export const REFUSED_STOP_TOKENS: ReadonlySet<string> = new Set(["", "pause-logging", "add-mask", "error", "warning", "notice", "debug", "group", "endgroup", "echo", "set-output", "save-state", "set-env", "add-path", "add-matcher", "remove-matcher", "stop-commands"]);
+
+/**
  * Calls `lines` with each run of lines of a block that are not workflow commands, as a block of its own, and `command` with
  * each line that is one (its bytes, its "\n" last), in order.
  */
