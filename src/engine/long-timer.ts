@@ -44,6 +44,8 @@ export class GraceTimer {
   #left: number;
   /** When the wait ends, on timerNow's clock: what its timer is set for, as given back or shortened since. */
   #dueAt: number;
+  /** The last time given back: when the process was found continued, and how much (see shorten). */
+  #givenBack: { at: number; ms: number } | undefined;
 
   constructor(callback: () => void, ms: number) {
     this.#callback = callback;
@@ -65,6 +67,7 @@ export class GraceTimer {
     if (lateMs < HELD_UP_MS || backMs <= 0) return 0;
     this.#left -= backMs;
     this.#dueAt = now + backMs;
+    this.#givenBack = { at: now, ms: backMs };
     return backMs;
   }
 
@@ -73,7 +76,9 @@ export class GraceTimer {
    * sooner, at once where that has passed, and what is left to give back is as much less. Time the process was held up is
    * given back first, as its timer gives it back: whether that timer has fired since or not yet (a call from an I/O
    * callback, which runs before the timers once the process is continued), a shorter wait given after a stall ends that
-   * much after it, not in the same instant as the handlers' own timers' turn.
+   * much after it, not in the same instant as the handlers' own timers' turn. So the end moved sooner is kept no earlier than
+   * the time given back after the process was continued (up to the new length): a stall that crossed the shorter end would
+   * otherwise have its time given back, then taken away with the shortening, and the wait end at once.
    */
   shorten(ms: number): void {
     const byMs = this.#ms - Math.max(ms, 0);
@@ -84,6 +89,8 @@ export class GraceTimer {
     this.#giveBack(now);
     this.#left = Math.max(this.#left - byMs, 0);
     this.#dueAt -= byMs;
+    const given = this.#givenBack;
+    if (given !== undefined) this.#dueAt = Math.max(this.#dueAt, given.at + Math.min(given.ms, this.#ms));
     const waitMs = this.#dueAt - now;
     if (waitMs <= 0) return this.#callback();
     this.#timer = new LongTimer(this.#onTimer, waitMs);

@@ -502,7 +502,8 @@ describe("shutdown", () => {
       queue.submit({ id: "b", type: "stubborn" });
       const done = queue.shutdown({ deadline: 100, abortGraceMs: 3_000 });
       await vi.advanceTimersByTimeAsync(200);
-      // The give-up was due at 3,100: continued at 5,200, it gives back 2,100 ms, to 7,300; 1 s of grace in all ends it at 5,300.
+      // The give-up was due at 3,100: continued at 5,200, it gives back 2,100 ms, to 7,300; 1 s of grace in all gives back at
+      // most 1 s after the stall, and ends it at 6,200 (2 s sooner), where 1,100 (the shorter grace's end had it no stall) is past.
       stall(5_000);
       await flush();
       void queue.shutdown({ abortGraceMs: 1_000 });
@@ -510,7 +511,7 @@ describe("shutdown", () => {
       expect(queue.get("a")?.status).toBe("RUNNING");
       await vi.advanceTimersByTimeAsync(25);
       expect(queue.get("a")).toMatchObject({ status: "SUCCEEDED", value: "ended" });
-      await vi.advanceTimersByTimeAsync(74);
+      await vi.advanceTimersByTimeAsync(974);
       expect(queue.get("b")?.status).toBe("RUNNING");
       await vi.advanceTimersByTimeAsync(1);
       await expect(done).resolves.toEqual({ hardStopped: true });
