@@ -88,19 +88,26 @@ export function emitTerminal(events: QueueEvents, record: TaskRecord): void {
 export function dependencyCancelled(dependency: TaskRecord, tasks: { get(id: string): TaskRecord | undefined }): TaskCancelledError {
   const cause = dependency.cancelReason === "dependency" ? dependency.dependency! : dependency.id;
   // The dependency is in hand, forgotten or not (by a listener of its own `failed` event, before its dependents are
-  // cancelled). A cause passed on is told as the dependency's own error told it (its dependencyEnded, set below): looked up
+  // cancelled). A cause passed on is told as the dependency's own error told it (kept in dependencyEnded, set below): looked up
   // by id, it may have been forgotten since, or be another task submitted with its id. It is looked up only where that
   // error does not say (none the queue makes fails to), and one forgotten then did not succeed.
   const verb = cause === dependency.id ? verbOf(dependency.status) : (toldIn(dependency.error, cause) ?? verbOf(tasks.get(cause)?.status));
   const via = cause === dependency.id ? "" : ` (via "${dependency.id}")`;
   const error = withoutStack(() => new TaskCancelledError("dependency", `dependency "${cause}" ${verb}${via}`, cause));
   // Carried, not parsed back out of the message for each task further down: that made a string and a closure per task.
-  (error as { dependencyEnded?: DependencyEnded }).dependencyEnded = verb;
+  dependencyEnded.set(error, verb);
   return error;
 }
 
 /** How a cancel says its dependency ended. */
-type DependencyEnded = NonNullable<TaskCancelledError["dependencyEnded"]>;
+type DependencyEnded = "failed" | "was cancelled" | "did not succeed";
+
+/**
+ * How the cascade that cancelled a task (see dependencyCancelled) says the task that started it ended, by the error the queue
+ * made: kept off the error, where a property (even one declared optional) made a cascade's error no longer deep-equal one a
+ * caller constructs with the same reason, message and dependency (`toEqual`, `util.isDeepStrictEqual`).
+ */
+const dependencyEnded = new WeakMap<TaskCancelledError, DependencyEnded>();
 
 function verbOf(status: TaskRecord["status"] | undefined): DependencyEnded {
   return status === "FAILED" ? "failed" : status === "CANCELLED" ? "was cancelled" : "did not succeed";
@@ -109,7 +116,7 @@ function verbOf(status: TaskRecord["status"] | undefined): DependencyEnded {
 /** How a dependency's cancel (see dependencyCancelled) said `cause` ended; undefined for an error that is not one. */
 function toldIn(error: unknown, cause: string): DependencyEnded | undefined {
   if (!(error instanceof TaskCancelledError) || error.reason !== "dependency" || error.dependency !== cause) return undefined;
-  return error.dependencyEnded;
+  return dependencyEnded.get(error);
 }
 
 /** A wait with a signal: its task, and how it ends. */

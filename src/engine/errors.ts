@@ -57,12 +57,6 @@ export class TaskCancelledError extends TaskqError {
   readonly reason: "cancel" | "dependency" | "shutdown";
   readonly dependency: string | undefined;
   /**
-   * How `dependency`, the task that started the cascade, ended, as the message says it: set by the queue on the cancels
-   * of a cascade it makes (see dependencyCancelled), which pass it on to the dependents further down, not read back from
-   * the message. Not set (not an own property) on any other.
-   */
-  declare readonly dependencyEnded?: "failed" | "was cancelled" | "did not succeed";
-  /**
    * `cause`: what the attempt it cut short ended with, where one was running and ended (see Queue's hard stop); or, of a
    * task waiting to retry, its failed attempt's error, which the message then quotes ("not retried (attempt 1 failed: ...)").
    */

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TaskCancelledError } from "../../src/engine/index.js";
 import { deferred, eventsOf, flush, makeQueue, trail, useFakeTime } from "./helpers.js";
@@ -48,6 +49,18 @@ describe("dependencies", () => {
     expect((queue.get("c")?.error as Error).message).toBe('dependency "root" failed (via "b")');
     expect(queue.get("d")?.status).toBe("SUCCEEDED");
     expect(queue.get("side")?.status).toBe("SUCCEEDED");
+  });
+
+  it("a cascade's error deep-equals one constructed with the same reason, message and dependency: it carries nothing more of its own", async () => {
+    const { queue } = makeQueue({ handlers: { fail } });
+    queue.submit({ id: "a", type: "fail", maxAttempts: 1 });
+    queue.submit({ id: "b", type: "echo", dependsOn: ["a"] });
+    queue.submit({ id: "c", type: "echo", dependsOn: ["b"] });
+    await queue.wait("c");
+    expect(queue.get("b")?.error).toEqual(new TaskCancelledError("dependency", 'dependency "a" failed', "a"));
+    expect(queue.get("c")?.error).toEqual(new TaskCancelledError("dependency", 'dependency "a" failed (via "b")', "a"));
+    expect(isDeepStrictEqual(queue.get("c")?.error, new TaskCancelledError("dependency", 'dependency "a" failed (via "b")', "a"))).toBe(true);
+    expect(Object.keys(queue.get("c")?.error as object)).not.toContain("dependencyEnded");
   });
 
   it("a failure forgotten by its own failed listener is still told as a failure to its dependents, at every depth, and later ones via them", async () => {
