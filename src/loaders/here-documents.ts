@@ -156,8 +156,10 @@ function subshellCounter(text: string): (end: number) => number | undefined {
     while (open !== undefined && at < end) {
       const char = text[at]!;
       if (char === "\\") {
+        // A line continuation is removed before sh reads the words: a command's first word may follow it (`true && \` with
+        // `case` on the next line), so it leaves that as it was. Any other escaped character is a word's.
+        if (text[at + 1] !== "\n") command = false;
         at += 2;
-        command = false;
       } else if (char === "#" && (at === 0 || /[\s;&|()]/.test(text[at - 1]!))) {
         const lineEnd = text.indexOf("\n", at);
         at = lineEnd === -1 ? text.length : lineEnd;

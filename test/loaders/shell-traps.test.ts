@@ -355,6 +355,14 @@ describe("pipefailSet, actionsExpressionNote and unclosedQuoteNote in a run with
     const inSubshell = "(\n  case x in (x) echo x ;; esac\n  : <<EOF\n${a[0]}\nEOF\n  echo sub-after\n)\necho after";
     expect(bashismIn(inSubshell)).toMatchObject({ hereDocument: true, subshellSpecial: ":" });
     if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(inSubshell)).toMatchObject({ status: 0, stdout: "x\nafter\n" });
+    // The same after a line continuation (`true && \` with the case on the next line): sh reads the case as the command it continues.
+    const continued = "(\n  true && \\\n  case x in x) echo x ;; esac\n  : <<EOF\n${a[0]}\nEOF\n  echo sub-after\n)\necho after";
+    expect(bashismIn(continued)).toMatchObject({ hereDocument: true, subshellSpecial: ":" });
+    if (shSays("echo ${{ x }}", "Bad substitution")) expect(shRun(continued)).toMatchObject({ status: 0, stdout: "x\nafter\n" });
+    const continuedWorkflow = `tasks:\n  a:\n    run: |\n${continued.replace(/^/gm, "      ")}\n`;
+    const continuedValidated = spawnSync(process.execPath, [BIN, "validate", "-"], { input: continuedWorkflow, encoding: "utf8" });
+    expect(continuedValidated.stdout).toContain("the subshell it is in exits 2 there");
+    expect(continuedValidated.stdout).toContain("the task goes on");
     // Where a `)` in a case may end a pattern or a subshell, unread: the task, or the subshell, never "the task goes on".
     const unsure = "(\n  case x in\n  x) echo x;;y) echo y ;; esac\n  : <<EOF\n${a[0]}\nEOF\n)\necho after";
     const found = bashismIn(unsure);
