@@ -847,7 +847,7 @@ export function invisibleInKey(written: string, offset: number, problems: Proble
   const code = `U+${first.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
   const more = literal.length - 1;
   const others = more === 0 ? "" : ` (and ${more} more such character${more === 1 ? "" : "s"})`;
-  const without = written.replace(INVISIBLE, "");
+  const without = source.startsWith('"') ? withoutWrittenInvisibles(written, source) : written.replace(INVISIBLE, "");
   return `; it holds an invisible character, ${code} (${INVISIBLE_NAMES[first]}), at ${problems.lineCol(offset + at)}${others}, which editors do not show: delete it${without === "" ? "" : `, leaving ${quote(without)}`}`;
 }
 
@@ -872,6 +872,32 @@ function quotedInvisibles(source: string): number[] {
     else if (INVISIBLE_ONE.test(char)) found.push(index);
   }
   return found;
+}
+
+/** The hex digits of a "-quoted scalar's escape of a character by its code. */
+const ESCAPE_DIGITS = new Map([["x", 2], ["u", 4], ["U", 8]]);
+
+/**
+ * `written`, a "-quoted scalar's value, without the invisible characters its `source` holds as themselves: one written as an
+ * escape (`"a\u200bb"`) is meant, as the file shows it, and kept, where "delete it" is said of the others. Each of `written`'s
+ * in turn is one of the source's, as itself or as an escape (\x, \u or \U: only those write one), in the same order.
+ */
+function withoutWrittenInvisibles(written: string, source: string): string {
+  const asItself: boolean[] = [];
+  for (let index = 1; index < source.length && source[index] !== '"'; index++) {
+    const char = source[index]!;
+    if (char === "\\") {
+      const digits = ESCAPE_DIGITS.get(source[index + 1] ?? "");
+      const hex = digits === undefined ? "" : source.slice(index + 2, index + 2 + digits);
+      if (digits !== undefined && /^[0-9a-fA-F]+$/.test(hex) && hex.length === digits) {
+        const code = Number.parseInt(hex, 16);
+        if (code <= 0x10ffff && INVISIBLE_ONE.test(String.fromCodePoint(code))) asItself.push(false);
+      }
+      index++;
+    } else if (INVISIBLE_ONE.test(char)) asItself.push(true);
+  }
+  let nth = 0;
+  return written.replace(INVISIBLE, (char) => (asItself[nth++] === false ? char : ""));
 }
 
 /** A "-quoted scalar's escape of a no-break space. */

@@ -382,11 +382,12 @@ describe.concurrent("hostile workflow files: exit 2, file:line:col, nothing spaw
   });
 
   it("an invisible character written as an escape in a quoted key is not told; one written as itself is, at its place in the key, past no closing quote", async () => {
-    // Before, `"a\\u200bb"` was told to hold one at 5:16, in the next line's value, and a key's escaped ones were counted with its literal ones.
+    // Before, `"a\\u200bb"` was told to hold one at 5:16, in the next line's value, and a key's escaped ones were counted with its literal ones,
+    // and deleted with them in what it leaves.
     const words = (code: string, name: string, at: string, others: string, leaving: string): string => `it holds an invisible character, ${code} (${name}), at ${at}${others}, which editors do not show: delete it, leaving "${leaving}"`;
     await rejects('tasks:\n  build:\n    run: touch ran\n    "a\\u200bb": 1\n    run2: echo \u200b hi\n', ['4:5: task "build": unknown key "a\\u200bb"', '5:5: task "build": unknown key "run2"; did you mean "run"?']);
     await rejects('tasks:\n  build:\n    run: touch ran\n    "a\\u200bb\u200cc\u200d": 1\n    \'x\'\'\u2060y\': 2\n', [
-      `4:5: task "build": unknown key "a\\u200bb\\u200cc\\u200d"; ${words("U+200C", "zero-width non-joiner", "4:14", " (and 1 more such character)", "abc")}`,
+      `4:5: task "build": unknown key "a\\u200bb\\u200cc\\u200d"; ${words("U+200C", "zero-width non-joiner", "4:14", " (and 1 more such character)", "a\\u200bbc")}`,
       `5:5: task "build": unknown key "x'\\u2060y"; ${words("U+2060", "word joiner", "5:9", "", "x'y")}`,
     ]);
   });

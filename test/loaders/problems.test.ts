@@ -2107,6 +2107,13 @@ describe("parseWorkflow problems, each with its exact line:col", () => {
     ]);
   });
 
+  it("says to delete the invisible characters a quoted key holds as themselves, leaving one it writes as an escape", () => {
+    const rule = 'ids match ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ (letters, digits, _ . -, at most 128 characters) and are not "." or ".."';
+    expect(problemsOf(yaml("tasks:", '  "d\\u200b\u200bx":', "    run: z"))).toEqual([
+      `2:3: invalid task id "d\\u200b\\u200bx": ${rule}; it holds an invisible character, U+200B (zero-width space), at 2:11, which editors do not show: delete it, leaving "d\\u200bx"`,
+    ]);
+  });
+
   it("reports keys that are not text, and reads null keys as written", () => {
     const text = yaml("tasks:", "  ? [a, b]", "  : { run: x }", "  : { run: x }", "  ~: { run: x }", "  null: { run: x }", "  ok: { run: x, dependsOn: 'null' }");
     expect(problemsOf(text)).toEqual([
