@@ -69,6 +69,8 @@ export class Queue {
   readonly #defaultMaxAttempts: number;
   readonly #events = new QueueEvents();
   readonly #tasks = new TaskTable();
+  /** The task whose attempt's started event is being emitted, and its last attempt's failure, a retry's (see cancel). */
+  #announcing: { record: TaskRecord; failed: unknown } | undefined;
   readonly #schedule = new Schedule(() => this.#pump());
   readonly #finalizer = new Finalizer(this.#tasks, this.#schedule, this.#events, (record) => this.#enqueue(record, true));
   readonly #stop = new QueueShutdown({
@@ -218,7 +220,15 @@ export class Queue {
     // cancel's cause, and quoted, as a shutdown's cancel has it (a cause not quoted is read as the attempt the cancel cut
     // short, whose kill it would tell). A running one's is its running attempt's, told when it ends.
     const waited = record.status !== "RUNNING" && record.attempts > 0;
-    const error = waited ? notRetriedCancel(id, record.attempts, record.error) : new TaskCancelledError("cancel", `task "${id}" was cancelled`);
+    // A retry's attempt being announced (a cancel from its started listener) did nothing yet: the task is one cancelled
+    // while it waited for that retry. Made here, not where the announcement ends, so that a listener that also stops the
+    // queue at once (whose hard stop finalizes the task with its error before then) keeps the failure too.
+    const announced = this.#announcing?.record === record && record.attempts > 1 ? this.#announcing : undefined;
+    const error = waited
+      ? notRetriedCancel(id, record.attempts, record.error)
+      : announced !== undefined
+        ? notRetriedCancel(id, record.attempts - 1, announced.failed)
+        : new TaskCancelledError("cancel", `task "${id}" was cancelled`);
     if (record.status === "RUNNING") {
       record.cancelRequested = true;
       // Kept as the task's error: the signal may already carry another reason (a timeout).
@@ -382,22 +392,27 @@ export class Queue {
   #startAttempt(record: TaskRecord): void {
     // A retry's: its last attempt's failure, which a cancel from the started listener below would otherwise replace.
     const failed = record.error;
+    const outer = this.#announcing;
     this.#tasks.setStatus(record, "RUNNING");
     record.attempts++;
     const context = new RecordAttemptContext(record, record.attempts, Date.now(), this.#events);
     record.current = context;
     if (this.#events.has("started")) {
-      this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
+      this.#announcing = { record, failed };
+      try {
+        this.#events.emit("started", { id: record.id, attempt: record.attempts, maxAttempts: record.maxAttempts });
+      } finally {
+        this.#announcing = outer;
+      }
       // A listener that stopped the queue at once has ended the task already: its handler
       // would run after the drain, and its timeout timer outlive the queue.
       if (record.current !== context) return;
       // One that cancelled it: its handler would start its work with its signal aborted already, which one that does
       // not look first (a write, a request) would carry out for a task cancelled before it was called.
       // A retry's attempt so cancelled did nothing: the task ends as one cancelled while it waited for that retry,
-      // `not retried (attempt 1 failed: ...)` with that failure as the cause, not with a bare cancel that lost it.
+      // `not retried (attempt 1 failed: ...)` with that failure as the cause (made by cancel, see #announcing).
       if (record.cancelRequested) {
-        const error = record.attempts > 1 ? notRetriedCancel(record.id, record.attempts - 1, failed) : record.error;
-        this.#finalizer.finalize(record, "CANCELLED", { error, cancelReason: "cancel" });
+        this.#finalizer.finalize(record, "CANCELLED", { error: record.error, cancelReason: "cancel" });
         this.#stop.notifyIdle();
         return;
       }

@@ -213,6 +213,23 @@ describe("cancel", () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("a retry's attempt cancelled from its started listener that also stops the queue at once keeps the failed attempt too", async () => {
+    const failure = new Error("x");
+    const { queue } = makeQueue({ handlers: { fail: () => Promise.reject(failure) }, backoff: () => 1_000 });
+    queue.on("started", (e) => {
+      if (e.attempt === 2) {
+        expect(queue.cancel("r")).toBe(true);
+        void queue.shutdown({ deadline: 0 });
+      }
+    });
+    queue.submit({ id: "r", type: "fail", maxAttempts: 3 });
+    await flush();
+    await vi.advanceTimersByTimeAsync(1_000);
+    const result = await queue.wait("r");
+    expect(result).toMatchObject({ status: "CANCELLED", attempts: 2, error: { message: 'task "r" was cancelled: not retried (attempt 1 failed: x)' } });
+    expect((result.error as Error).cause).toBe(failure);
+  });
+
   it("terminal -> false", async () => {
     const { queue } = makeQueue();
     queue.submit({ id: "a", type: "echo" });
