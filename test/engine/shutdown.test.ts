@@ -653,6 +653,7 @@ describe("shutdown", () => {
       ["a later signal keeps the first call's abortGraceMs", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 3_000 }), queue.shutdown({ signal: AbortSignal.abort() })), 3_000],
       ["a later, shorter abortGraceMs counts", (queue: Queue) => (void queue.shutdown({ deadline: 100, abortGraceMs: 5_000 }), queue.shutdown({ abortGraceMs: 1_000 })), 1_100],
       ["a later, longer abortGraceMs does not", (queue: Queue) => (void queue.shutdown({ abortGraceMs: 1_000 }), queue.shutdown({ deadline: 0, abortGraceMs: 5_000 })), 1_000],
+      ["the first abortGraceMs given counts, given in the stopping call itself", (queue: Queue) => (void queue.shutdown(), queue.shutdown({ deadline: 0, abortGraceMs: 2_000 })), 2_000],
       [
         "an abortGraceMs given after a call that gave none counts for a later call that stops and gives none",
         (queue: Queue) => (void queue.shutdown(), void queue.shutdown({ abortGraceMs: 2_000 }), queue.shutdown({ deadline: 0 })),
