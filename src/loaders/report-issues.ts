@@ -860,6 +860,14 @@ const INVISIBLE_ONE = new RegExp(INVISIBLE.source);
  * told as the key's, at their place there.
  */
 function quotedInvisibles(source: string): number[] {
+  return quotedPlaces(source, (char) => INVISIBLE_ONE.test(char), () => false);
+}
+
+/**
+ * Where a quoted scalar's source (from its opening quote) holds a character `isOne` takes, or a "-quoted escape
+ * `isEscape` takes (given the source from its backslash), up to its closing quote.
+ */
+function quotedPlaces(source: string, isOne: (char: string) => boolean, isEscape: (from: string) => boolean): number[] {
   const quote = source[0]!;
   const found: number[] = [];
   for (let index = 1; index < source.length; index++) {
@@ -868,8 +876,10 @@ function quotedInvisibles(source: string): number[] {
       // '' is a ' inside a '-quoted scalar.
       if (quote === "'" && source[index + 1] === "'") index++;
       else break;
-    } else if (quote === '"' && char === "\\") index++;
-    else if (INVISIBLE_ONE.test(char)) found.push(index);
+    } else if (quote === '"' && char === "\\") {
+      if (isEscape(source.slice(index, index + 10))) found.push(index);
+      index++;
+    } else if (isOne(char)) found.push(index);
   }
   return found;
 }
@@ -905,22 +915,7 @@ const NBSP_ESCAPE = /^\\(?:_|x[aA]0|u00[aA]0|U000000[aA]0)/;
 
 /** Where each no-break space of a quoted scalar's source is written (U+00A0 itself, or a " escape of it), up to its closing quote. */
 function quotedNoBreakSpaces(source: string): number[] {
-  const quote = source[0]!;
-  const found: number[] = [];
-  for (let index = 1; index < source.length; index++) {
-    const char = source[index]!;
-    if (char === quote) {
-      // '' is a ' inside a '-quoted scalar.
-      if (quote === "'" && source[index + 1] === "'") index++;
-      else break;
-    } else if (char === "\u00a0") {
-      found.push(index);
-    } else if (quote === '"' && char === "\\") {
-      if (NBSP_ESCAPE.test(source.slice(index, index + 10))) found.push(index);
-      index++;
-    }
-  }
-  return found;
+  return quotedPlaces(source, (char) => char === "\u00a0", (from) => NBSP_ESCAPE.test(from));
 }
 
 /** Whether YAML's core schema reads a plain scalar written `text` as null (`~`, `null`, `Null`, `NULL`). */
