@@ -25,28 +25,51 @@ async function grantStore(role: string): Promise<void> {
   await pool.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA "${SCHEMA}" TO "${role}"`);
 }
 
+/**
+ * A role of the test's own that may use its store (a superuser has no connection limit), reached through a proxy: `url`
+ * connects as it; `refuse` makes the server answer each new connection of the role with a refusal (too many connections
+ * for it), the open ones dropped; `drop` closes the proxy and removes the role.
+ */
+async function refusingRole(suffix: string): Promise<{ role: string; url: string; refuse: () => Promise<void>; drop: () => Promise<void> }> {
+  const target = new URL(DATABASE_URL);
+  const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  const role = `${SCHEMA}_${suffix}`;
+  const pool = durable.store.pool;
+  const drop = async (): Promise<void> => {
+    await proxy.close();
+    await pool.query(`DROP OWNED BY "${role}"`);
+    await pool.query(`DROP ROLE "${role}"`);
+  };
+  await pool.query(`CREATE ROLE "${role}" LOGIN`);
+  try {
+    await grantStore(role);
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  const url = new URL(proxy.url(durable.SECRET_URL));
+  url.username = role;
+  const refuse = async (): Promise<void> => {
+    await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
+    proxy.refuse();
+    proxy.accept();
+  };
+  return { role, url: url.toString(), refuse, drop };
+}
+
 describe("a stopping worker whose database refuses it", () => {
   it("says what the database answered a record it refuses, not that it does not answer", { timeout: 60_000 }, async () => {
     const go = path.join(durable.ws.dir, "go-refused");
     const file = await workflowFile("refused", waiting(go));
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    // A role of the test's own (a superuser has no connection limit), which the worker connects as.
-    const role = `${SCHEMA}_worker`;
-    const pool = durable.store.pool;
-    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    // A role of the test's own, which the worker connects as.
+    const { role, url, refuse, drop } = await refusingRole("worker");
     try {
-      await grantStore(role);
-      const url = new URL(proxy.url(durable.SECRET_URL));
-      url.username = role;
       // Its task ends before the stop: the record line comes a second after the signal, whatever the time to finish.
-      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "1s"], { TASKQ_STORE: url.toString() });
+      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "1s"], { TASKQ_STORE: url });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
       // The server answers each new connection of the role with a refusal: too many connections for it.
-      await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
-      proxy.refuse();
-      proxy.accept();
+      await refuse();
       await writeFile(go, "");
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
@@ -63,9 +86,7 @@ describe("a stopping worker whose database refuses it", () => {
       // Before: "its lease was not given back (the database could not be reached)".
       expect(left).toContain(`its lease was not given back (the database refused the worker: too many connections for role "${role}")`);
     } finally {
-      await proxy.close();
-      await pool.query(`DROP OWNED BY "${role}"`);
-      await pool.query(`DROP ROLE "${role}"`);
+      await drop();
     }
   });
 
@@ -194,18 +215,11 @@ describe("a stopping worker --output json whose database refuses it", () => {
   it("gives what the server answered as refusedWith, and when the lease runs out as withinMs, in its recording and leases-left records", { timeout: 60_000 }, async () => {
     const go = path.join(durable.ws.dir, "go-refused-json");
     const file = await workflowFile("refused-json", waiting(go));
-    const target = new URL(DATABASE_URL);
-    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const role = `${SCHEMA}_json`;
-    const pool = durable.store.pool;
-    await pool.query(`CREATE ROLE "${role}" LOGIN`);
+    const { role, url, refuse, drop } = await refusingRole("json");
     try {
-      await grantStore(role);
-      const url = new URL(proxy.url(durable.SECRET_URL));
-      url.username = role;
       const cli = startCli(["worker", "--log-dir", durable.ws.logs, "--lease", "10m", "-j", "1", "--shutdown-timeout", "1s", "--output", "json"], {
         cwd: durable.ws.dir,
-        env: { TASKQ_STORE: url.toString(), TASKQ_STORE_SCHEMA: SCHEMA },
+        env: { TASKQ_STORE: url, TASKQ_STORE_SCHEMA: SCHEMA },
       });
       durable.workers.push(cli);
       type JsonRecord = { event: string; runId?: string; id?: string; text?: string; [field: string]: unknown };
@@ -218,9 +232,7 @@ describe("a stopping worker --output json whose database refuses it", () => {
       const find = (event: string): JsonRecord | undefined => records().find((record) => record.event === event);
       const runId = await submit(file);
       expect(await eventually(() => records().some((record) => record.event === "output" && record.runId === runId && record.text === "waiting"), 15_000)).toBe(true);
-      await pool.query(`ALTER ROLE "${role}" CONNECTION LIMIT 0`);
-      proxy.refuse();
-      proxy.accept();
+      await refuse();
       await writeFile(go, "");
       expect(await eventually(() => records().some((record) => record.event === "db-error" && record.operation === "complete"), 15_000)).toBe(true);
       cli.child.kill("SIGINT");
@@ -246,9 +258,7 @@ describe("a stopping worker --output json whose database refuses it", () => {
       expect(leftWithin).toBeLessThanOrEqual(recordingWithin);
       expect(left).not.toHaveProperty("lockWait");
     } finally {
-      await proxy.close();
-      await pool.query(`DROP OWNED BY "${role}"`);
-      await pool.query(`DROP ROLE "${role}"`);
+      await drop();
     }
   });
 });
