@@ -1,7 +1,9 @@
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RenewalLockedError, RENEWAL_LOCKED_RETRY_MS } from "../../src/store/postgres/lock-wait.js";
+import { toStoreError } from "../../src/store/postgres/store-error.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
+import { QUERY_READ_TIMEOUT } from "../../src/store/postgres/timeouts.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
 import { SLACK_MS } from "../e2e/reliability-harness.js";
@@ -199,6 +201,54 @@ describe("a database that stops answering", () => {
     expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "locked" });
     await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
     await observer.cancelRun(runId);
+  });
+
+  it("a lease that runs out while its renewal waited behind renewals refused a locked row is lost to that lock, though the renewal's own timeout fired a moment before the lease's end", async () => {
+    const events: WorkerEvent[] = [];
+    const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
+    cleanups.push(() => store.close());
+    const leaseMs = 3_000;
+    const heartbeatMs = 1_000;
+    const locker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
+    await locker.connect();
+    cleanups.push(() => locker.end());
+    // The first renewal goes through. The second waits as one does for a connection of the renewals' few, each held by another
+    // task's renewal that a psql session's row lock refuses (one such refusal is made here, on that task's row: the store notes
+    // whose lock it was); then its statement's own timeout, what was left of the lease, fires 1.5 ms before the lease's end, as
+    // a driver's timer may, its millisecond clock behind performance.now() (a loaded machine). Before: told as a database that
+    // did not answer ("the lease ran out before a renewal (the worker stalled or the database did not answer)").
+    const renew = store.renew.bind(store);
+    let leaseEnds = 0;
+    let calls = 0;
+    store.renew = async (...args: Parameters<PostgresStore["renew"]>) => {
+      const sentAt = performance.now();
+      calls++;
+      if (calls === 1) {
+        leaseEnds = sentAt + leaseMs;
+        return renew(...args);
+      }
+      if (calls > 2) return renew(...args);
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [otherRunId]);
+      await expect(renew(other!.taskId, other!.leaseToken, leaseMs)).rejects.toBeInstanceOf(RenewalLockedError);
+      await locker.query("COMMIT");
+      await new Promise((resolve) => setTimeout(resolve, leaseEnds - 1.5 - performance.now()));
+      throw toStoreError("heartbeat", new Error(QUERY_READ_TIMEOUT), { connectMs: 2_000, queryMs: leaseEnds - sentAt });
+    };
+    // The other task, leased elsewhere (for an hour: no worker here takes it), whose row the psql session holds for a moment.
+    const otherRunId = await observer.submitRun(workflow([task("other")]));
+    const [other] = await observer.lease("elsewhere", 1, 3_600_000);
+    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs, heartbeatMs, pollMs: 200, onEvent: (event) => events.push(event), handler: (_task, context) => untilAborted(context) });
+    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
+    const runId = await observer.submitRun(workflow([task("queued")]));
+    await worker.start();
+    await until(() => events.some((event) => event.type === "lease-lost"), leaseMs + 2 * SLACK_MS);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "queued" });
+    for (const run of [runId, otherRunId]) {
+      await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [run]);
+      await observer.cancelRun(run);
+    }
   });
 
   it("stop returns while the database does not answer; a second stop brings the deadline forward", async () => {

@@ -530,7 +530,9 @@ export class Attempt {
       // up, which was what was left of the lease. The lease watch, due by now, tells why as of this renewal, as it would have
       // with the renewal still on its way (see #whyRanOut): not as a database that did not answer where it waited behind
       // renewals refused their rows. Not sent, it met no row: whatever lock an earlier one met is still the story.
-      if (performance.now() >= this.#leaseEnds) {
+      // Timed out, it failed as the lease ran out whatever the clock says: its time was what was left of the lease, and the
+      // driver's timer may fire up to a millisecond before that end (a loaded machine's lease said as a database that did not answer).
+      if (performance.now() >= this.#leaseEnds || statementTimedOut(error)) {
         this.#renewalAskedAt = sentAt;
         this.#renewalSentAt = statementSentAt;
       }
@@ -605,10 +607,17 @@ export class Attempt {
  * Not one refused a connection, or whose connection was lost: it never reached the row.
  */
 function mayHaveWaitedForLock(error: unknown): boolean {
-  for (const cause of causes(error)) {
-    const { message } = cause as { message?: unknown };
-    if (message === QUERY_READ_TIMEOUT || message === POOL_FULL) return true;
-  }
+  return statementTimedOut(error) || causedBy(error, POOL_FULL);
+}
+
+/** Whether a renewal's statement was ended by its own time (the driver's query_timeout), which is what was left of the lease. */
+function statementTimedOut(error: unknown): boolean {
+  return causedBy(error, QUERY_READ_TIMEOUT);
+}
+
+/** Whether `error`, or one of its causes, has the driver's `message`. */
+function causedBy(error: unknown, message: string): boolean {
+  for (const cause of causes(error)) if ((cause as { message?: unknown }).message === message) return true;
   return false;
 }
 
