@@ -201,6 +201,8 @@ describe("GitHub Actions workflow commands in plain output", () => {
       `::group::\x1b[1mbold name`,
       // The colours the command line left set (red, bold), set again after the prefix as for any line of the task's.
       `${RESET}lint | \x1b[1;31mbold`,
+      // The group it left open ends with it, bare too, no reset before it either.
+      "::endgroup::",
     ]);
     expect(log).toBe(ws.text);
   });
@@ -458,5 +460,53 @@ describe("GitHub Actions, plain output and a `::stop-commands::` after a carriag
     expect(lines).toContain("lint | ::error::as text");
     expect(lines).toContain("lint | ::add-mask::no");
     for (const bare of ["::add-mask::m2", "::add-mask::m4", "::stop-commands::error", "::add-mask::m3", "::add-mask::m5"]) expect(lines).toContain(bare);
+  });
+});
+
+describe("GitHub Actions, plain output and a `::group::` a task leaves open", () => {
+  /** The runner's groups do not nest, and the last `::group::` read holds every line after it until an `::endgroup::`. */
+  const openGroupAt = (lines: string[], index: number): boolean => {
+    let open = false;
+    for (const line of lines.slice(0, index)) {
+      if (line.startsWith("::group::")) open = true;
+      else if (line === "::endgroup::") open = false;
+    }
+    return open;
+  };
+
+  it("under GitHub Actions, ends a group a task's attempt left open (a step under `set -e` that failed in it, a timeout, a retry) before taskq's line of its end: the runner folded the rest of the log into it, the summary and its dead letters too", async () => {
+    const ws = await workspace(
+      [
+        "tasks:",
+        // Fails between its `::group::` and its `::endgroup::`, as `set -e` leaves it.
+        `  install: { run: "set -e; echo '::group::npm ci'; echo installing; false; echo '::endgroup::'" }`,
+        // Cut short by its timeout inside its group, then retried: each attempt's group ends with it.
+        `  slow: { run: "echo '::group::slow step'; echo waiting; sleep 30", timeout: 500ms, retries: 1, backoff: { base: 10ms } }`,
+        // Closes its own group: no second `::endgroup::` of taskq's.
+        `  tidy: { run: "echo '::group::tidy'; echo inside; echo '::endgroup::'; echo after" }`,
+        `  later: { run: "echo later line", dependsOn: tidy }`,
+      ].join("\n") + "\n",
+    );
+    // One at a time: each group is the task's own, as the runner reads it (its groups do not nest).
+    const args = ["run", ws.file, "--output", "plain", "--log-dir", ws.logs, "-j", "1"];
+    const result = await runCli(args, { cwd: ws.dir, env: { GITHUB_ACTIONS: "true" } });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.split("\n");
+    // Every line of taskq's that says a task's end, the other tasks' lines and the summary are in no group.
+    for (const [index, line] of lines.entries()) {
+      if (/ (FAILED|retry|ok) {2,6}\S/.test(line) || line.startsWith("later |") || line.startsWith("Summary:") || line.startsWith("Dead letters")) {
+        expect({ line, open: openGroupAt(lines, index) }).toEqual({ line, open: false });
+      }
+    }
+    expect(openGroupAt(lines, lines.length)).toBe(false);
+    // One `::endgroup::` for each group opened: taskq's where the task left one open, the task's own where it closed it.
+    expect(lines.filter((line) => line.startsWith("::group::"))).toHaveLength(4);
+    expect(lines.filter((line) => line === "::endgroup::")).toHaveLength(4);
+    // The logs keep what the tasks wrote, nothing of taskq's group.
+    const [runId] = await runIds(ws.logs);
+    expect(await readFile(path.join(ws.logs, runId as string, "install.log"), "utf8")).toBe("::group::npm ci\ninstalling\n--- taskq: attempt 1 exited with code 1 ---\n");
+    // Outside GitHub Actions, nothing is added.
+    const outside = await runCli(args, { cwd: ws.dir, env: { GITHUB_ACTIONS: undefined } });
+    expect(outside.stdout.split("\n").filter((line) => line.includes("::endgroup::"))).toEqual(["tidy | ::endgroup::"]);
   });
 });

@@ -1005,6 +1005,11 @@ export class TaskColours {
   readonly #byKey = new Map<string, OpenColours>();
   /** With bareCommands: each task's own `::stop-commands::` token, until its `::TOKEN::` (see write). */
   readonly #stopped = new Map<string, string>();
+  /**
+   * With bareCommands: the task whose `::group::` the runner read last, no `::endgroup::` read since (the runner's groups
+   * do not nest: one group is open at most, whoever opened it). See endGroupOf.
+   */
+  #groupOpenedBy: string | undefined;
 
   /**
    * `keeps` false: no task's colour is set again after its prefix (see OpenColours). `bareCommands` (GitHub Actions'
@@ -1032,17 +1037,24 @@ export class TaskColours {
           // (`done\r::tok::`). A token the runner refuses (a command's name, `pause-logging`) stops nothing.
           let stopped = this.#stopped.get(key);
           let prefixed = stopped !== undefined;
+          /** The last `::group::` (true) or `::endgroup::` (false) of the line, read where no stop holds. */
+          let grouped: boolean | undefined;
           for (const command of commandsInParts(line)) {
             if (stopped !== undefined) {
               if (command.name === stopped) stopped = undefined;
             } else if (command.name === "stop-commands" && !REFUSED_STOP_TOKENS.has(command.data.toLowerCase())) {
               stopped = command.data.toLowerCase();
               prefixed = true;
+            } else if (command.name === "group" || command.name === "endgroup") {
+              grouped = command.name === "group";
             }
           }
           if (stopped === undefined) this.#stopped.delete(key);
           else this.#stopped.set(key, stopped);
           if (prefixed) return this.#write(out, key, prefix, line, 1, Int32Array.of(line.length));
+          // Goes bare: the runner reads it.
+          if (grouped === true) this.#groupOpenedBy = key;
+          else if (grouped === false) this.#groupOpenedBy = undefined;
           let colours = this.#byKey.get(key);
           if (colours === undefined && line.indexOf(0x1b) !== -1) this.#byKey.set(key, (colours = new OpenColours(this.keeps)));
           out.writeBareLine(line, colours);
@@ -1075,7 +1087,23 @@ export class TaskColours {
     this.#byKey.delete(key);
     this.#stopped.delete(key);
   }
+
+  /**
+   * Ends the runner's group that `key`'s task opened (`::group::`) and did not end, as its attempt ends: a script under
+   * `set -e` that fails between its `::group::` and its `::endgroup::`, or one its timeout or a stop cuts short there,
+   * left it open, and the runner folded the rest of the step's log into it, other tasks' lines and taskq's summary of
+   * what failed included, out of sight. Without `key`, whichever is open (before the summary: a process a task left
+   * running may have opened one). The line goes bare, as the task's own would, nothing of taskq's before it.
+   */
+  endGroupOf(out: BufferedWriter, key?: string): void {
+    if (this.#groupOpenedBy === undefined || (key !== undefined && this.#groupOpenedBy !== key)) return;
+    this.#groupOpenedBy = undefined;
+    out.writeBareLine(END_GROUP, undefined);
+  }
 }
+
+/** The runner's command that ends a group (see TaskColours.endGroupOf). */
+const END_GROUP = Buffer.from("::endgroup::\n");
 
 /** Whether bytes at `at` are a reset of every colour (ESC [ m, ESC [ 0 m). */
 export function isReset(bytes: Buffer, at: number): boolean {

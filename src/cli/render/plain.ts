@@ -86,13 +86,14 @@ export class PlainRenderer implements Renderer {
       this.#terminalColours.forget(e.id);
       this.#event(`${c.cyan("start")}   ${e.id} (attempt ${e.attempt}/${e.maxAttempts})`);
     });
-    queue.on("retrying", (e) =>
-      this.#event(
-        `${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDuration(e.delayMs)}`,
-      ),
-    );
+    queue.on("retrying", (e) => {
+      // Under GitHub Actions, a group the attempt left open ends with it, before the line that says so (see TaskColours.endGroupOf).
+      this.#colours.endGroupOf(this.#out, e.id);
+      this.#event(`${c.yellow("retry")}   ${e.id} attempt ${e.attempt}/${e.maxAttempts} failed: ${oneLine(describeError(e.error))}; next attempt in ${formatDuration(e.delayMs)}`);
+    });
     // Its colours end with it: its next lines, if any, are late ones of a process it left running.
     const ended = (e: { id: string }): void => {
+      this.#colours.endGroupOf(this.#out, e.id);
       this.#colours.forget(e.id);
       this.#terminalColours.forget(e.id);
     };
@@ -141,6 +142,8 @@ export class PlainRenderer implements Renderer {
   }
 
   async finish(summary: RunSummary): Promise<void> {
+    // A group still open (a process a task left running opened it) would fold the summary away.
+    this.#colours.endGroupOf(this.#out);
     // Under GitHub Actions, into a file or a pipe, its runner reads workflow commands in the summary's lines too.
     this.#out.write(formatSummary(summary, this.#c, this.#terminal, { commandsRead: this.#colours.bareCommands }));
     this.#out.flush();
