@@ -26,7 +26,11 @@ async function main(): Promise<void> {
   // (a full disk), is not a reason to crash or stop the run: each task's log has its output.
   process.stdout.on("error", outputFailed("stdout"));
   process.stderr.on("error", outputFailed("stderr"));
-  watchClosedStdout();
+  // A run's or a worker's progress lost so is said as it is lost, as a full disk's is, and it goes on (its tasks' logs
+  // hold their output); another command's loss is said at its end, where it is an error (see exit).
+  watchClosedStdout(() => {
+    if (OUTPUT_IS_PROGRESS) outputFailed("stdout")(null);
+  });
   noteTerminal();
   // SIGUSR1 makes a Node program open its debugger (port 9229, where any local process may then run
   // code as taskq's user) and print "Debugger listening on ..." to the terminal, behind the live
@@ -192,7 +196,7 @@ function exitNow(code: number): void {
   const failed = process.stdout.errored;
   if (failed !== null && failed !== undefined) outputFailed("stdout")(failed);
   // Closed from the start (`taskq graph f.yaml >&-`): what was written went to node's /dev/null, with no error
-  // to tell it (an error alone, on stderr, lost nothing). A run's progress is in its logs: a run goes on, as its code was (a run's own test holds it).
+  // to tell it (an error alone, on stderr, lost nothing). A run's progress is in its logs: a run goes on, its code its tasks', said as it was lost (see main).
   else if (!OUTPUT_IS_PROGRESS && stdoutClosed()) outputFailed("stdout")(null);
   if (stdoutLost && !OUTPUT_IS_PROGRESS && code === 0) code = 1;
   // A terminal gone since (its window closed while the tasks' leftovers were stopped, say), with

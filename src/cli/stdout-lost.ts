@@ -12,15 +12,18 @@ let writtenClosed = false;
  * Where stdout was closed when taskq started (`taskq list f.yaml >&-`), as bin/taskq.cjs's first
  * line, run by sh, found (node opens /dev/null in its place, where every write succeeds and is
  * lost), notes whether anything is written to it: a command that printed only an error (on stderr)
- * lost nothing. Called once, at the start; with stdout open, it does nothing. (Started by
+ * lost nothing. `onFirstWrite` is called as the first thing is written (and lost). Called once, at the start; with stdout open, it does nothing. (Started by
  * `node bin/taskq.cjs`, without sh, a closed stdout is not known.)
  */
-export function watchClosedStdout(): void {
+export function watchClosedStdout(onFirstWrite: () => void): void {
   if ((globalThis as Record<symbol, unknown>)[Symbol.for("taskq.stdoutClosed")] !== true) return;
   const stream = process.stdout as unknown as { write: (...args: unknown[]) => boolean };
   const write = stream.write.bind(process.stdout);
   stream.write = (...args: unknown[]): boolean => {
-    writtenClosed = true;
+    if (!writtenClosed) {
+      writtenClosed = true;
+      onFirstWrite();
+    }
     return write(...args);
   };
 }
