@@ -51,6 +51,11 @@ export function workflowFileArgument(file: string): string {
   return file;
 }
 
+/** Standard input given twice (`validate - -`, `run - -`): it can be read only once, and was no task's id. */
+export function stdinGivenTwice(words: readonly string[]): void {
+  if (words.filter((word) => word === "-").length > 1) throw new UsageError("- (standard input) is given more than once, and it can be read only once: give - once");
+}
+
 /**
  * Before a workflow is read from standard input (`-`) that is a terminal: a line on stderr, or the
  * command would sit waiting in silence, its user unsure whether it hung. `isatty`, not

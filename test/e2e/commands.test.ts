@@ -977,6 +977,8 @@ describe("taskq commands", () => {
       { ts: expect.any(String), event: "valid", file: "one.yml", tasks: 1 },
     ]);
     expect(await runCli(["validate", "-", "-"], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: "taskq: - (standard input) is given more than once, and it can be read only once: give - once\n" });
+    // `run - -` likewise, before standard input is read (before: `<stdin> has no task "-"`, and `taskq list -` to list them, the input gone).
+    expect(await runCli(["run", "-", "-"], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: "taskq: - (standard input) is given more than once, and it can be read only once: give - once\n" });
     expect((await runCli(["validate", "--help"])).stdout).toContain("validate [options] <files...>");
   });
 

@@ -1,7 +1,7 @@
 import { noteFields } from "../note-fields.js";
 import { printedProblems, problemCount } from "../problem-count.js";
-import { TaskqError, UsageError } from "../../errors.js";
-import { noteTerminalInput, workflowFileArgument } from "../flags.js";
+import { TaskqError } from "../../errors.js";
+import { noteTerminalInput, stdinGivenTwice, workflowFileArgument } from "../flags.js";
 import { oneLine } from "../one-line.js";
 import { toJson } from "../to-json.js";
 import { escapeControls, escapeControlsInLines } from "../../escape-controls.js";
@@ -25,7 +25,7 @@ export async function validateCommand(files: string[], json = false): Promise<nu
   // One file fails as every command does: its problems are the error (see main.ts).
   if (files.length === 1) return validateOne(await load(files[0]!), json);
   // Standard input read twice is empty the second time.
-  if (files.filter((file) => file === "-").length > 1) throw new UsageError("- (standard input) is given more than once, and it can be read only once: give - once");
+  stdinGivenTwice(files);
   let failed = 0;
   let exitCode = 0;
   for (const file of files) {

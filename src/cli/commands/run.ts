@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { UsageError } from "../../errors.js";
 import { fitToOuterGrace, shortenedNote } from "../outer-grace.js";
-import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, typedFlagName, workflowFileArgument } from "../flags.js";
+import { durationFlag, concurrencyFlag, leaseFlag, logDirFlag, noteTerminalInput, runIdFlag, stdinGivenTwice, typedFlagName, workflowFileArgument } from "../flags.js";
 import type { OutputMode } from "../render/index.js";
 import type { TaskSelection } from "../task-selection.js";
 
@@ -29,6 +29,8 @@ export interface RunFlags {
  */
 export async function runCommand(file: string, flags: RunFlags, taskIds: readonly string[] = [], afterFlags?: ReadonlyMap<string, string>, severalFiles?: () => void): Promise<number> {
   workflowFileArgument(file);
+  // `run - -`: not a task `-` of standard input's file (no id is `-`), which is read once, before anything runs.
+  stdinGivenTwice([file, ...taskIds]);
   const given = {
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
