@@ -1,0 +1,203 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli.js";
+import { eventually } from "../helpers/processes.js";
+import { useDurableWorkspace } from "./durable-harness.js";
+
+// Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
+const durable = useDurableWorkspace("taskq_e2e_actions");
+const { ENV, workflowFile, submit, startWorker, waitForRun, workers } = durable;
+
+/** The commands GitHub Actions' runner has (its extensions, and `stop-commands`), which it alone reads. */
+const RUNNER_COMMANDS = ["stop-commands", "add-mask", "error", "warning", "notice", "debug", "group", "endgroup", "echo", "set-output", "save-state", "set-env", "add-path", "add-matcher", "remove-matcher"];
+
+/**
+ * The workflow commands GitHub Actions' runner reads in `text`, as its ActionCommandManager does: each line, and each part
+ * of one after a "\r" (its log splits a line there), is a command where, after white space, it starts with `::NAME` and a
+ * later `::`, or where its first `##[` is followed by `NAME]` (or `NAME ` and a `]`), NAME one it has. A
+ * `stop-commands` with a token stops every other command until that token comes as a command of its own.
+ */
+function runnerReads(text: string): { name: string; data: string }[] {
+  const read: { name: string; data: string }[] = [];
+  const registered = new Set(RUNNER_COMMANDS);
+  let stopToken: string | undefined;
+  for (const part of text.split(/\r\n|\n|\r/)) {
+    const command = parseV2(part, registered) ?? parseLegacy(part, registered);
+    if (command === undefined) continue;
+    if (stopToken !== undefined) {
+      if (command.name === stopToken) {
+        registered.delete(stopToken);
+        stopToken = undefined;
+        read.push(command);
+      }
+      continue;
+    }
+    read.push(command);
+    if (command.name === "stop-commands") {
+      stopToken = command.data.toLowerCase();
+      registered.add(stopToken);
+    }
+  }
+  return read;
+}
+
+function parseV2(line: string, registered: Set<string>): { name: string; data: string } | undefined {
+  const trimmed = line.trimStart();
+  if (!trimmed.startsWith("::")) return undefined;
+  const end = trimmed.indexOf("::", 2);
+  if (end < 0) return undefined;
+  const info = trimmed.slice(2, end);
+  const name = (info.includes(" ") ? info.slice(0, info.indexOf(" ")) : info).toLowerCase();
+  return registered.has(name) ? { name, data: trimmed.slice(end + 2) } : undefined;
+}
+
+function parseLegacy(line: string, registered: Set<string>): { name: string; data: string } | undefined {
+  const at = line.indexOf("##[");
+  if (at < 0) return undefined;
+  const close = line.indexOf("]", at);
+  if (close < 0) return undefined;
+  const info = line.slice(at + 3, close);
+  const name = (info.includes(" ") ? info.slice(0, info.indexOf(" ")) : info).toLowerCase();
+  return registered.has(name) ? { name, data: line.slice(close + 1) } : undefined;
+}
+
+/** The values the runner masks, of the commands it reads in `text`. */
+function masked(text: string): string[] {
+  return runnerReads(text)
+    .filter((command) => command.name === "add-mask")
+    .map((command) => command.data);
+}
+
+/** A `taskq worker` under GitHub Actions, in JSON: started as the harness starts one, which waits for a plain line. */
+function jsonWorker(args: string[] = []): ReturnType<typeof startCli> {
+  const worker = startCli(["worker", "--log-dir", durable.ws.logs, "--output", "json", ...args], { cwd: durable.ws.dir, env: { ...ENV, GITHUB_ACTIONS: "true" } });
+  workers.push(worker);
+  return worker;
+}
+
+/** Stops a worker (SIGTERM) and gives its whole output. */
+async function stopped(worker: ReturnType<typeof startCli>): Promise<{ stdout: string; stderr: string }> {
+  worker.child.kill("SIGTERM");
+  const result = await worker.done;
+  return { stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A task that stops the runner reading commands, writes commands meant as text, resumes, then masks a value. */
+const STOPPING = [
+  "echo ::add-mask::s3cret",
+  "echo token s3cret",
+  "echo ::stop-commands::tok9",
+  "echo '::error::as text while stopped'",
+  "echo ::add-mask::held",
+  "echo ::tok9::",
+  "echo ::add-mask::after",
+];
+
+/** A workflow of a task `stopper` running STOPPING, and a task `other` after it that masks a value of its own. */
+function stoppingWorkflow(): string {
+  const lines = (commands: string[]) => commands.map((command) => `      ${command}\n`).join("");
+  return `tasks:\n  stopper:\n    run: |\n${lines(STOPPING)}  other:\n    dependsOn: stopper\n    run: |\n${lines(["echo ::add-mask::other-secret", "echo other-secret"])}`;
+}
+
+describe("taskq worker under GitHub Actions, plain output", () => {
+  it("writes a task's `::add-mask::` bare, keeps its own `::stop-commands::` and what it meant as text behind the prefix, so the runner masks another task's value after it", async () => {
+    // Last, an `::add-mask::` written in pieces two seconds apart: shown once it ends, whole (in pieces, `sec` was masked alone).
+    const pieces = "  pieces:\n    dependsOn: other\n    run: printf '::add-mask::sec'; sleep 2; echo ret\n";
+    const file = await workflowFile(`stop-${randomBytes(3).toString("hex")}`, `${stoppingWorkflow()}${pieces}`);
+    const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/pieces`), 10_000)).toBe(true);
+    const { stdout, stderr } = await stopped(worker.cli);
+    const lines = stdout.split("\n");
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "::add-mask::s3cret",
+        `${runId}/stopper | token s3cret`,
+        `${runId}/stopper | ::stop-commands::tok9`,
+        `${runId}/stopper | ::error::as text while stopped`,
+        `${runId}/stopper | ::add-mask::held`,
+        `${runId}/stopper | ::tok9::`,
+        "::add-mask::after",
+        "::add-mask::other-secret",
+        `${runId}/other | other-secret`,
+        "::add-mask::secret",
+      ]),
+    );
+    // What the runner reads: every value masked but the one the task quoted in its stop, and no stop.
+    expect(masked(stdout)).toEqual(["s3cret", "after", "other-secret", "secret"]);
+    expect(runnerReads(`${stdout}\n${stderr}`).map((command) => command.name)).not.toContain("stop-commands");
+  }, 60_000);
+
+  it("keeps a running task's own stop from another task running beside it: the other's `::add-mask::`, written while the stop is open, goes bare", async () => {
+    const id = randomBytes(3).toString("hex");
+    const [a, b] = [path.join(durable.ws.dir, `a-${id}`), path.join(durable.ws.dir, `b-${id}`)];
+    // Each waits for the other's file at most 10 s (200 x 50 ms).
+    const wait = (file: string) => `i=0; while [ ! -f ${file} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done`;
+    const yaml = `tasks:\n  stopper:\n    run: |\n      echo ::stop-commands::tokA\n      touch ${a}\n      ${wait(b)}\n      echo ::tokA::\n  masker:\n    run: |\n      ${wait(a)}\n      echo ::add-mask::b-secret\n      echo b-secret\n      touch ${b}\n`;
+    const file = await workflowFile(`beside-${id}`, yaml);
+    const worker = await startWorker(["-j", "2"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/stopper`) && worker.stdout().includes(`ok      ${runId}/masker`), 10_000)).toBe(true);
+    const { stdout } = await stopped(worker.cli);
+    expect(stdout.split("\n")).toEqual(expect.arrayContaining([`${runId}/stopper | ::stop-commands::tokA`, "::add-mask::b-secret", `${runId}/masker | b-secret`, `${runId}/stopper | ::tokA::`]));
+    expect(masked(stdout)).toEqual(["b-secret"]);
+  }, 60_000);
+
+  it("starts a retry with no stop in force: the first attempt's `::stop-commands::` does not hold the second's `::add-mask::` behind the prefix", async () => {
+    const marker = `first-${randomBytes(3).toString("hex")}`;
+    const run = `if [ -f ${marker} ]; then echo ::add-mask::s3cretA; echo token=s3cretA; else touch ${marker}; echo ::stop-commands::tok1; exit 1; fi`;
+    const file = await workflowFile(`retry-${randomBytes(3).toString("hex")}`, `tasks:\n  lint:\n    run: ${JSON.stringify(run)}\n    retries: 1\n    backoff: { base: 50ms, max: 50ms }\n`);
+    const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/lint`), 10_000)).toBe(true);
+    const { stdout } = await stopped(worker.cli);
+    const lines = stdout.split("\n");
+    expect(lines).toContain(`${runId}/lint | ::stop-commands::tok1`);
+    expect(lines).toContain("::add-mask::s3cretA");
+    expect(lines).toContain(`${runId}/lint | token=s3cretA`);
+    expect(masked(stdout)).toEqual(["s3cretA"]);
+  }, 60_000);
+});
+
+describe("taskq worker under GitHub Actions, --output json", () => {
+  it("writes every `::add-mask::` of a task to stderr, whatever stop it wrote, its older form `##[add-mask]` too, and no record the runner reads a command in", async () => {
+    const file = await workflowFile(
+      `json-${randomBytes(3).toString("hex")}`,
+      `${stoppingWorkflow()}  legacy:\n    dependsOn: other\n    run: |\n      echo 'x ##[stop-commands]leg'\n      echo '##[add-mask]legacy-secret'\n      echo '##[error]no annotation'\n`,
+    );
+    const worker = jsonWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`"event":"finished","runId":"${runId}","id":"legacy"`), 10_000)).toBe(true);
+    const { stdout, stderr } = await stopped(worker);
+    // Each record's text as the task wrote it.
+    const texts = stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { event: string; runId?: string; text?: string })
+      .filter((record) => record.event === "output" && record.runId === runId)
+      .map((record) => record.text);
+    expect(texts).toEqual([...STOPPING.map((command) => command.replace(/^echo '?|'$/g, "")), "::add-mask::other-secret", "other-secret", "x ##[stop-commands]leg", "##[add-mask]legacy-secret", "##[error]no annotation"]);
+    // On stderr, every value to mask, the one held by the task's own stop too: the runner never sees that stop, inside a record.
+    expect(stderr.split("\n").filter((line) => line.startsWith("::"))).toEqual(["::add-mask::s3cret", "::add-mask::held", "::add-mask::after", "::add-mask::other-secret", "::add-mask::legacy-secret"]);
+    // In stdout, the runner reads nothing: no stop, no annotation.
+    expect(runnerReads(stdout)).toEqual([]);
+    expect(masked(stderr)).toEqual(["s3cret", "held", "after", "other-secret", "legacy-secret"]);
+  }, 60_000);
+
+  it("starts a retry with no stop in force: the second attempt's `::add-mask::` goes to stderr", async () => {
+    const marker = `first-${randomBytes(3).toString("hex")}`;
+    const run = `if [ -f ${marker} ]; then echo ::add-mask::s3cretB; echo token=s3cretB; else touch ${marker}; echo ::stop-commands::tok2; exit 1; fi`;
+    const file = await workflowFile(`retry-json-${randomBytes(3).toString("hex")}`, `tasks:\n  lint:\n    run: ${JSON.stringify(run)}\n    retries: 1\n    backoff: { base: 50ms, max: 50ms }\n`);
+    const worker = jsonWorker(["-j", "1"]);
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`"event":"finished","runId":"${runId}","id":"lint","attempt":2`), 10_000)).toBe(true);
+    const { stderr } = await stopped(worker);
+    expect(stderr.split("\n").filter((line) => line.startsWith("::"))).toEqual(["::add-mask::s3cretB"]);
+  }, 60_000);
+});
