@@ -7,7 +7,7 @@ import { useDurableWorkspace } from "./durable-harness.js";
 
 // Durable mode through the real CLI (see durable-harness.ts): `taskq` processes stand in for machines.
 const durable = useDurableWorkspace("taskq_e2e_actions");
-const { ENV, workflowFile, submit, startWorker, waitForRun, workers } = durable;
+const { ENV, SCHEMA, SECRET_URL, runIds, taskq, workflowFile, submit, startWorker, waitForRun, workers } = durable;
 
 /** The commands GitHub Actions' runner has (its extensions, and `stop-commands`), which it alone reads. */
 const RUNNER_COMMANDS = ["stop-commands", "add-mask", "error", "warning", "notice", "debug", "group", "endgroup", "echo", "set-output", "save-state", "set-env", "add-path", "add-matcher", "remove-matcher"];
@@ -199,5 +199,33 @@ describe("taskq worker under GitHub Actions, --output json", () => {
     expect(await eventually(() => worker.stdout().includes(`"event":"finished","runId":"${runId}","id":"lint","attempt":2`), 10_000)).toBe(true);
     const { stderr } = await stopped(worker);
     expect(stderr.split("\n").filter((line) => line.startsWith("::"))).toEqual(["::add-mask::s3cretB"]);
+  }, 60_000);
+});
+
+describe("taskq dead-letters under GitHub Actions", () => {
+  it("quotes a failed task's last lines that hold a workflow command between `::stop-commands::` and its token, as the summary does: the runner, which trims their indent, made a second annotation and a group of the rest", async () => {
+    const file = await workflowFile(
+      `dead-${randomBytes(3).toString("hex")}`,
+      "tasks:\n  lint:\n    run: |\n      echo '::error file=a.ts,line=3::bad thing'\n      echo '::group::Build'\n      echo 'x ##[warning]legacy'\n      echo hello\n      exit 3\n  quiet:\n    run: echo 'plain words'; exit 2\n",
+    );
+    const runId = `dl-${SCHEMA}`;
+    runIds.push(runId);
+    const run = await taskq(["run", "--store", SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs, file]);
+    expect(run.code).toBe(1);
+    const gitHub = await taskq(["dead-letters", runId], { GITHUB_ACTIONS: "true" });
+    expect({ code: gitHub.code, stderr: gitHub.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = gitHub.stdout.split("\n");
+    const stop = lines.findIndex((line) => line.startsWith("::stop-commands::"));
+    const token = /^::stop-commands::(taskq-[0-9a-f]{16})$/.exec(lines[stop] ?? "")?.[1];
+    expect(token).toBeDefined();
+    expect(lines.slice(stop + 1, stop + 6)).toEqual(["    ::error file=a.ts,line=3::bad thing", "    ::group::Build", "    x ##[warning]legacy", "    hello", `::${token}::`]);
+    // One stop only: the task whose lines hold no command is quoted as before.
+    expect(lines.filter((line) => line.startsWith("::stop-commands::"))).toHaveLength(1);
+    expect(lines).toContain("    plain words");
+    // The runner reads the stop and its end, nothing between.
+    expect(runnerReads(gitHub.stdout).map((command) => command.name)).toEqual(["stop-commands", token]);
+    const outside = await taskq(["dead-letters", runId]);
+    expect(outside.stdout).not.toContain("::stop-commands::");
+    expect(outside.stdout.split("\n")).toContain("    ::group::Build");
   }, 60_000);
 });

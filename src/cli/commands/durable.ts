@@ -16,7 +16,7 @@ import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
-import { formatSummary, leaseRanOutWords, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
+import { formatSummary, leaseRanOutWords, quoted, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
 import { underGitHubActions } from "../render/workflow-commands.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
@@ -680,7 +680,12 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     if (dead.length === 0) process.stdout.write("no dead letters\n");
     // As status's summary shows them: the error on its one line (what it quotes, a cwd's folder,
     // through oneLine), and on a terminal the task's last lines cleaned as they were shown while it ran.
-    const safe = process.stdout.isTTY === true ? terminalSafe : (text: string): string => text;
+    const terminal = process.stdout.isTTY === true;
+    const safe = terminal ? terminalSafe : (text: string): string => text;
+    // Under GitHub Actions, into a file or a pipe, as a run's summary quotes them (see quoted): its runner trims their
+    // indent, and read a failed task's `::error` as a second annotation, its `::group::` as a group that folded the
+    // dead letters after it away, and its `::add-mask::` or `::stop-commands::` as commands.
+    const commandsRead = !terminal && underGitHubActions();
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
       // Where the whole output is, as status says it: on the machine of the worker that ran its last attempt.
@@ -693,7 +698,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
         const its = elsewhere === undefined ? "" : `; its log: ${escapeControls(elsewhere)}`;
         process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
       }
-      for (const line of row.tail) process.stdout.write(`    ${safe(line)}\n`);
+      for (const line of quoted(row.tail.map((text) => `    ${safe(text)}`), commandsRead)) process.stdout.write(`${line}\n`);
       // As a run's summary and status say it: no one opens the log for lines it has not.
       if (row.tail.length === 0) process.stdout.write("  no output\n");
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON

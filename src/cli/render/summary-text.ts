@@ -223,9 +223,9 @@ const SGR = /\x1b\[[0-9;:]*m/g;
  * workflow command as its runner reads one (it trims the indent: `      ::group::Build`) between a `::stop-commands::`
  * and the token that resumes them, as the runner's documentation has untrusted text printed. Quoted as they were, a
  * failed task's `::error file=a.ts::...` made its annotation a second time, and a `::group::` put the rest of the
- * summary, the other dead letters and the logs' folder, into a group the log shows folded.
+ * summary, the other dead letters and the logs' folder, into a group the log shows folded. (`dead-letters` quotes them so too.)
  */
-function quoted(lines: string[], commandsRead: boolean): string[] {
+export function quoted(lines: string[], commandsRead: boolean): string[] {
   if (!commandsRead || !lines.some(holdsWorkflowCommand)) return lines;
   const token = `taskq-${randomBytes(8).toString("hex")}`;
   return [`::stop-commands::${token}`, ...lines, `::${token}::`];
