@@ -1056,6 +1056,20 @@ function wordsEnd(text: string, cut: number): number {
   return 0;
 }
 
+/**
+ * A task's last line as the store keeps it, shown where GitHub Actions' runner reads it (`dead-letters`, `status`): where it
+ * was cut at TAIL_LINE_LIMIT characters, cut after its last whole word too, as a worker under GitHub Actions cuts one (see
+ * wordsEnd). A worker elsewhere kept the first part of a value across the cut (`Authorization: Bearer <token>`), which
+ * the runner, masking a value only whole, showed. A line cut shorter, after a whole word already, is as it is (one cut so at
+ * the limit loses its last word, shown whole in the log).
+ */
+export function tailLineInWords(line: string): string {
+  const mark = cutMarkStart(line);
+  if (mark < TAIL_LINE_LIMIT - 1) return line;
+  // The character after the kept text is unknown (the mark's `…` stands there): the last word kept may be a part.
+  return `${line.slice(0, wholeTextEnd(line, wordsEnd(line, mark)))}${line.slice(mark)}`;
+}
+
 /** At most how many bytes make TAIL_LINE_LIMIT characters and one more (four a character), so tailLineOfBytes needs no more. */
 const TAIL_DECODED_BYTES = 4 * (TAIL_LINE_LIMIT + 1);
 

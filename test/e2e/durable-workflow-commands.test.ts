@@ -228,4 +228,25 @@ describe("taskq dead-letters under GitHub Actions", () => {
     expect(outside.stdout).not.toContain("::stop-commands::");
     expect(outside.stdout.split("\n")).toContain("    ::group::Build");
   }, 60_000);
+  it("shows a last line that a worker outside GitHub Actions cut within a word cut after a whole one, as the summary does, status's too: the runner masks a value only whole, and showed a token's first part", async () => {
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const words = "word ".repeat(197);
+    const across = `${words}${token} after`;
+    const file = await workflowFile(`cut-${randomBytes(3).toString("hex")}`, `tasks:\n  lint:\n    run: echo '${across}'; exit 3\n`);
+    const runId = `cut-${SCHEMA}`;
+    runIds.push(runId);
+    // The worker outside GitHub Actions: the store keeps the line cut at the 1,000th character, within the token.
+    const run = await taskq(["run", "--store", SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs, file]);
+    expect(run.code).toBe(1);
+    expect((await durable.store.runStatus(runId)).tasks[0]?.tail).toEqual([`${across.slice(0, 1000)}… (${across.length} bytes)`]);
+    const inWords = `${words.trimEnd()}… (${across.length} bytes)`;
+    const gitHub = await taskq(["dead-letters", runId], { GITHUB_ACTIONS: "true" });
+    expect(gitHub.stdout.split("\n")).toContain(`    ${inWords}`);
+    expect(gitHub.stdout).not.toContain(token.slice(0, 10));
+    const status = await taskq(["status", runId], { GITHUB_ACTIONS: "true" });
+    expect(status.stdout.split("\n")).toContain(`      ${inWords}`);
+    expect(status.stdout).not.toContain(token.slice(0, 10));
+    // Outside GitHub Actions, as kept.
+    expect((await taskq(["dead-letters", runId])).stdout.split("\n")).toContain(`    ${across.slice(0, 1000)}… (${across.length} bytes)`);
+  }, 60_000);
 });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DISPLAY_LIMIT, LineSplitter, TAIL_LINE_LIMIT, Tail } from "../../src/handlers/line-splitter.js";
+import { DISPLAY_LIMIT, LineSplitter, TAIL_LINE_LIMIT, Tail, tailLineInWords } from "../../src/handlers/line-splitter.js";
 import { formatDuration } from "../../src/handlers/index.js";
 import { parseDuration } from "../../src/loaders/duration.js";
 import { lineBlock, lineEnds } from "../helpers/line-blocks.js";
@@ -519,5 +519,29 @@ describe("LineSplitter's cut, of a line of thousands of escape sequences", () =>
       const [plainMs, escapesMs] = bestOfAlternating(5, split(plain, asWritten), split(escapes, asWritten));
       expect(escapesMs / plainMs, `asWritten ${asWritten}: ${escapesMs.toFixed(2)} ms against ${plainMs.toFixed(2)} ms`).toBeLessThan(5);
     }
+  });
+});
+
+describe("tailLineInWords", () => {
+  /** `line` as Tail keeps it outside GitHub Actions, and with `words` (under it). */
+  const kept = (line: string, words: boolean): string => {
+    const tail = new Tail(1, { words });
+    tail.push(line);
+    return tail.lines()[0] as string;
+  };
+
+  it("cuts a line kept cut at TAIL_LINE_LIMIT within a word after the last whole one, as Tail under GitHub Actions keeps it; leaves any other as it is", () => {
+    const token = `ghs_${"T0k3n".repeat(7)}1`;
+    const across = `${"word ".repeat(197)}${token} after`;
+    expect(tailLineInWords(kept(across, false))).toBe(kept(across, true));
+    // Cut after a whole word already, short, or not cut at all: as it is. A task's own short line that ends like a cut too.
+    for (const line of [kept(across, true), "short", "x".repeat(TAIL_LINE_LIMIT), `${"y".repeat(10)}… (12 bytes)`]) expect(tailLineInWords(line)).toBe(line);
+    // No space or tab before the cut: its length alone, as Tail keeps it.
+    const solid = "0".repeat(1100);
+    expect(tailLineInWords(kept(solid, false))).toBe(kept(solid, true));
+    // A space inside an escape sequence (a window title's) is no word's end: the cut goes before the sequence.
+    const titled = `${"a".repeat(960)}\x1b]0;my title\x07${"c".repeat(100)}`;
+    expect(tailLineInWords(kept(titled, false))).toBe(`${"a".repeat(960)}… (${titled.length} bytes)`);
+    expect(kept(titled, true)).toBe(`${"a".repeat(960)}… (${titled.length} bytes)`);
   });
 });

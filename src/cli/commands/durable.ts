@@ -3,6 +3,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CancelResult, ChangedTask, NotRetried, RedriveResult, RunStatus, PostgresStore, RunningTarget, SubmitResult, TaskStatusRow } from "../../store/postgres/index.js";
 import { formatDuration } from "../../handlers/format-duration.js";
+import { tailLineInWords } from "../../handlers/line-splitter.js";
 import { TaskqError, UsageError } from "../../errors.js";
 import { DURATION_PATTERN, durationMistake, parseDuration, UNITS_BUT_MS } from "../../loaders/duration.js";
 import { generateRunId } from "../../store/postgres/submit.js";
@@ -684,7 +685,8 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     const safe = terminal ? terminalSafe : (text: string): string => text;
     // Under GitHub Actions, into a file or a pipe, as a run's summary quotes them (see quoted): its runner trims their
     // indent, and read a failed task's `::error` as a second annotation, its `::group::` as a group that folded the
-    // dead letters after it away, and its `::add-mask::` or `::stop-commands::` as commands.
+    // dead letters after it away, and its `::add-mask::` or `::stop-commands::` as commands; and a line a worker elsewhere
+    // cut within a word, cut after a whole one (see tailLineInWords).
     const commandsRead = !terminal && underGitHubActions();
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
@@ -698,7 +700,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
         const its = elsewhere === undefined ? "" : `; its log: ${escapeControls(elsewhere)}`;
         process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
       }
-      for (const line of quoted(row.tail.map((text) => `    ${safe(text)}`), commandsRead)) process.stdout.write(`${line}\n`);
+      for (const line of quoted(row.tail.map((text) => `    ${safe(commandsRead ? tailLineInWords(text) : text)}`), commandsRead)) process.stdout.write(`${line}\n`);
       // As a run's summary and status say it: no one opens the log for lines it has not.
       if (row.tail.length === 0) process.stdout.write("  no output\n");
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { ChalkInstance } from "chalk";
 import { escapeControls } from "../../escape-controls.js";
 import { formatDuration } from "../../handlers/format-duration.js";
-import { cutMarkStart } from "../../handlers/line-splitter.js";
+import { cutMarkStart, tailLineInWords } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import { clockWithDate } from "./describe.js";
@@ -75,8 +75,10 @@ export function unfinishedParts(counts: RunSummary["counts"]): string {
  */
 export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = false, options: { commandsRead?: boolean } = {}): string {
   const safe = terminal ? terminalSafe : endingColours;
-  // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted).
-  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(line)}`)), options.commandsRead === true);
+  // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted), and
+  // a line a worker elsewhere cut within a word is cut after a whole one (see tailLineInWords).
+  const commandsRead = options.commandsRead === true;
+  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
