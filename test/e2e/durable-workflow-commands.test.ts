@@ -249,4 +249,24 @@ describe("taskq dead-letters under GitHub Actions", () => {
     // Outside GitHub Actions, as kept.
     expect((await taskq(["dead-letters", runId])).stdout.split("\n")).toContain(`    ${across.slice(0, 1000)}… (${across.length} bytes)`);
   }, 60_000);
+  it("under GitHub Actions, dead-letters --output json, status --output json and run --store --output json's summary write each `[` after `##` in a task's last lines as `\\u005b`, as a run's records do: the runner read a `##[stop-commands]` there and stopped reading every command after it", async () => {
+    const file = await workflowFile(`json-dead-${randomBytes(3).toString("hex")}`, "tasks:\n  lint:\n    run: |\n      echo 'x ##[stop-commands]leg'\n      echo '##[error]no annotation'\n      exit 3\n");
+    const runId = `dlj-${SCHEMA}`;
+    runIds.push(runId);
+    // run --store's own summary record too.
+    const run = await taskq(["run", "--store", SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs, "--output", "json", file], { GITHUB_ACTIONS: "true" });
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain("##[");
+    expect(run.stdout.trim().split("\n").at(-1)).toContain('"event":"summary"');
+    const tail = ["x ##[stop-commands]leg", "##[error]no annotation"];
+    for (const args of [["dead-letters", runId], ["status", runId]]) {
+      const gitHub = await taskq([...args, "--output", "json"], { GITHUB_ACTIONS: "true" });
+      expect(gitHub.stdout).not.toContain("##[");
+      expect(runnerReads(gitHub.stdout)).toEqual([]);
+      const record = JSON.parse(gitHub.stdout.trim().split("\n").at(-1) as string) as { tail?: string[]; deadLetters?: { tail: string[] }[] };
+      expect(record.tail ?? record.deadLetters?.[0]?.tail).toEqual(tail);
+      // Outside GitHub Actions, as before.
+      expect((await taskq([...args, "--output", "json"])).stdout).toContain("x ##[stop-commands]leg");
+    }
+  }, 60_000);
 });

@@ -18,7 +18,7 @@ import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
 import { formatSummary, leaseRanOutWords, quoted, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
-import { underGitHubActions } from "../render/workflow-commands.js";
+import { underGitHubActions, withoutLegacyCommands } from "../render/workflow-commands.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
@@ -675,7 +675,10 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
   return withExistingStore(flags, async (store) => {
     const dead = await store.deadLetters(runId);
     if (flags.output === "json") {
-      for (const row of dead) process.stdout.write(`${toJson(withWorkerFields(row))}\n`);
+      // Under GitHub Actions, where its runner reads `##[stop-commands]` or `##[error]` anywhere in a line, a record's too (a
+      // task's last lines): each `[` after `##` as `\u005b`, as a run's records write it (see withoutLegacyCommands).
+      const guarded = underGitHubActions() ? withoutLegacyCommands : (json: string): string => json;
+      for (const row of dead) process.stdout.write(`${guarded(toJson(withWorkerFields(row)))}\n`);
       return 0;
     }
     if (dead.length === 0) process.stdout.write("no dead letters\n");
@@ -904,7 +907,9 @@ export async function printRunSummary(
   }
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
-  if (options.json) process.stdout.write(`${toJson(record)}\n`);
+  // Under GitHub Actions, a `##[` of a task's last lines written so that its runner reads no command in it, as a run's
+  // records are (see withoutLegacyCommands).
+  if (options.json) process.stdout.write(`${underGitHubActions() ? withoutLegacyCommands(toJson(record)) : toJson(record)}\n`);
   else {
     const terminal = process.stdout.isTTY === true;
     // Under GitHub Actions, into a file or a pipe, its runner reads workflow commands in the tasks' lines quoted there.
