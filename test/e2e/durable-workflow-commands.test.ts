@@ -163,6 +163,23 @@ describe("taskq worker under GitHub Actions, plain output", () => {
   }, 60_000);
 });
 
+describe("taskq worker under GitHub Actions, plain output, and the older form `##[stop-commands]` (README's known gap)", () => {
+  it("writes the task's line as it is, which the runner reads behind the prefix too; the task's own `::TOKEN::` goes bare, and ends that stop", async () => {
+    const file = await workflowFile(
+      `legacy-${randomBytes(3).toString("hex")}`,
+      "tasks:\n  stopper:\n    run: |\n      echo 'x ##[stop-commands]leg'\n      echo ::add-mask::during\n      echo ::leg::\n      echo ::add-mask::after\n",
+    );
+    const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("succeeded");
+    expect(await eventually(() => worker.stdout().includes(`ok      ${runId}/stopper`), 10_000)).toBe(true);
+    const { stdout } = await stopped(worker.cli);
+    expect(stdout.split("\n")).toEqual(expect.arrayContaining([`${runId}/stopper | x ##[stop-commands]leg`, "::add-mask::during", "::leg::", "::add-mask::after"]));
+    // The stop read behind the prefix holds the mask after it back, until the task's token.
+    expect(runnerReads(stdout).map((command) => `${command.name} ${command.data}`)).toEqual(["stop-commands leg", "leg ", "add-mask after"]);
+  }, 60_000);
+});
+
 describe("taskq worker under GitHub Actions, --output json", () => {
   it("writes every `::add-mask::` of a task to stderr, whatever stop it wrote, its older form `##[add-mask]` too, and no record the runner reads a command in", async () => {
     const file = await workflowFile(
