@@ -264,6 +264,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
     onEvent: (event) => {
+      // Under GitHub Actions, a group the attempt left open ends with it, before the line that says how it ended (see TaskColours.endGroupOf).
+      if (event.type === "finished") colours.endGroupOf(out, `${event.task.runId}/${event.task.key}`);
       options.onEvent?.(event);
       // A new process starts with a terminal's colours as its own; an ended one's colours end with it.
       if (event.type === "started" || event.type === "finished") {
@@ -445,6 +447,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
     options.takeSignals?.();
     removeSignalHandlers();
     server?.close();
+    // A group still open (a process a task left running opened it) would fold the worker's last lines away.
+    colours.endGroupOf(out);
     if (stopped !== undefined) describeEvent(stopped, print, leaseSource, dbErrors, worker.workerId);
     out.flush();
   }

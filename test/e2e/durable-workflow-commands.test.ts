@@ -161,6 +161,27 @@ describe("taskq worker under GitHub Actions, plain output", () => {
     expect(lines).toContain(`${runId}/lint | token=s3cretA`);
     expect(masked(stdout)).toEqual(["s3cretA"]);
   }, 60_000);
+
+  it("ends a group a task's attempt left open before the line that says how it ended: the runner folds nothing of taskq's, nor the next task's lines, into it", async () => {
+    // A script under `set -e` that fails between its `::group::` and its `::endgroup::`; then one that ends its own.
+    const yaml = "tasks:\n  install:\n    run: \"set -e; echo '::group::npm ci'; echo installing; false; echo '::endgroup::'\"\n  lint:\n    run: \"sleep 0.3; echo '::group::lint'; echo linting; echo '::endgroup::'\"\n";
+    const file = await workflowFile(`group-${randomBytes(3).toString("hex")}`, yaml);
+    const worker = await startWorker(["-j", "1"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect((await waitForRun(runId)).state).toBe("failed");
+    expect(await eventually(() => worker.stdout().includes(`${runId}/install: `) && worker.stdout().includes(`${runId}/lint`), 10_000)).toBe(true);
+    const { stdout } = await stopped(worker.cli);
+    const lines = stdout.split("\n");
+    const opened = lines.indexOf("::group::npm ci");
+    const failed = lines.findIndex((line) => line.includes(`FAILED  ${runId}/install: `));
+    expect(opened).toBeGreaterThanOrEqual(0);
+    expect(failed).toBeGreaterThan(opened);
+    // Before: no `::endgroup::` until lint's own, and the FAILED line was inside the group.
+    expect(lines.slice(opened + 1, failed)).toEqual([`${runId}/install | installing`, "::endgroup::"]);
+    // Every group the runner reads ends, once: lint's own `::endgroup::` gets none of taskq's beside it.
+    const groups = runnerReads(stdout).filter((command) => command.name === "group" || command.name === "endgroup").map((command) => command.name);
+    expect(groups).toEqual(["group", "endgroup", "group", "endgroup"]);
+  }, 60_000);
 });
 
 describe("taskq worker under GitHub Actions, plain output, and the older form `##[stop-commands]` (README's known gap)", () => {
