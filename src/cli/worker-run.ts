@@ -463,8 +463,8 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
 }
 
 /**
- * Why a stopping worker's record of an ended task is not taken yet, in words: "does not answer" only once a try has failed
- * (`lockWait` absent); before, a lock another session holds (a psql session's row lock), or an answer not come yet.
+ * Why a stopping worker's record of an ended task is not taken yet, in words: a lock another session holds (a psql session's
+ * row lock), also after a try that failed; else "does not answer" once a try has failed (`lockWait` absent), an answer not come yet before.
  */
 function recordWhy(refusedWith: string | undefined, lockWait: boolean | undefined): string {
   if (refusedWith !== undefined) return `the database refuses it (${oneLine(refusedWith)})`;

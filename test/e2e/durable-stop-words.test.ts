@@ -379,6 +379,50 @@ describe("a stopping worker whose record waits on a row lock another session hol
   });
 });
 
+describe("a stopping worker whose record, a try of which failed, now waits on a row lock another session holds", () => {
+  it("says the record waits on a lock, not that the database does not answer", { timeout: 60_000 }, async () => {
+    const go = path.join(durable.ws.dir, "go-row-lock-after-failure");
+    const file = await workflowFile("row-lock-after-failure", `tasks:\n  done: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; exit 1' }\n`);
+    const target = new URL(DATABASE_URL);
+    const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    try {
+      // A long lease: no renewal comes meanwhile, only the record's tries.
+      const worker = await startWorker(["--lease", "10m", "-j", "1", "--shutdown-timeout", "60s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
+      const runId = await submit(file);
+      expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
+      // A psql session's transaction holds the task's row (not through the proxy), and the worker's connections are refused.
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
+      proxy.refuse();
+      await writeFile(go, "");
+      // The record's first try fails; the next, once the connections are let through, waits on the row.
+      expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
+      proxy.accept();
+      const waiting = async (): Promise<boolean> =>
+        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'taskq worker %' AND query LIKE $1", [`%"${SCHEMA}".%`])).rows[0]?.n !== 0;
+      expect(await eventually(waiting, 15_000)).toBe(true);
+      worker.cli.child.kill("SIGINT");
+      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
+      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      // Before: "the database does not answer", of a record whose try on its way waited on the row, a try before it having failed.
+      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); the database was reached, but a statement of this worker's waits on a lock another session holds: trying to record it until its lease runs out`);
+      expect(line).not.toContain("does not answer");
+      await locker.query("ROLLBACK");
+      // Let go, the record goes through and the worker stops, its lease not left.
+      expect(await eventually(() => worker.cli.child.exitCode !== null, 20_000)).toBe(true);
+      expect(worker.cli.child.exitCode).toBe(130);
+      expect(worker.stdout()).toContain(`FAILED  ${runId}/done`);
+      expect(worker.stdout()).not.toContain(`left    ${runId}/done`);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+      await proxy.close();
+    }
+  });
+});
+
 describe("a stopping worker whose lease renewal's reply was lost", () => {
   it("does not say the lease has run out already, as the database may have taken the renewal", { timeout: 90_000 }, async () => {
     const file = await workflowFile("reply-lost", "tasks:\n  long: { run: 'echo long; sleep 1000' }\n");

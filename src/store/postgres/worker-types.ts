@@ -121,9 +121,10 @@ export type WorkerEvent =
   /**
    * A stopping worker has an attempt that ended (`outcome`) whose end the database has not taken yet (it
    * does not answer, or refuses with `refusedWith`, the server's words: too many connections): it tries on until the
-   * attempt's lease runs out on its clock, within `withinMs`. `lockWait`: where no try has failed yet, the first only
-   * waiting for its answer, whether a statement of the worker's waits on a lock another session holds (true: a psql
-   * session's, a migration's), or the database has only not answered yet (false); absent once a try has failed.
+   * attempt's lease runs out on its clock, within `withinMs`. `lockWait`: true where a statement of the worker's waits on
+   * a lock another session holds (a psql session's, a migration's), also where a try before failed (then no `refusedWith`);
+   * false where no try has failed yet, the first only waiting for its answer, and the database has only not answered yet;
+   * absent where a try has failed and none waits on a lock.
    */
   | { type: "recording"; task: LeasedTask; outcome: Outcome; withinMs: number; refusedWith?: string; lockWait?: boolean }
   /**

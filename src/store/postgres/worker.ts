@@ -352,18 +352,21 @@ export class PostgresWorker {
         // Said only when the record is not there in a moment: one on its way is no news.
         await Promise.race([attempt.done, this.#pause(RECORD_NEWS_MS), givenUp]);
         if (noNews()) return;
-        // "Does not answer" only once a try has failed: a first one still waiting for its answer may wait on a row's lock
-        // another session holds (a psql session's transaction), which the line names as the `left` line does; else the
-        // database has not answered it yet. Asked briefly, once for the whole stop (a connection of its own: not one per
-        // record), and not of a database that is gone.
+        // A try on its way may wait on a row's lock another session holds (a psql session's transaction), which the line names
+        // as the `left` line does. Else "does not answer" once a try has failed; a first one still waiting for its answer, the
+        // database has not answered it yet. Also where a try failed before (its connection dropped): the one on its way now
+        // may wait on such a lock, which is what keeps it, not a database that does not answer. Asked briefly, once for the
+        // whole stop (a connection of its own: not one per record), and not of a database that is gone.
         let lockWait: boolean | undefined;
-        if (!attempt.recordTryFailed && !this.#databaseGone) {
+        if (!this.#databaseGone) {
           this.#lockLookup ??= this.#options.store.waitingOnLock(LOCK_LOOKUP_MS);
-          lockWait = (await Promise.race([this.#lockLookup, givenUp])) ?? false;
+          const waiting = (await Promise.race([this.#lockLookup, givenUp])) ?? false;
+          lockWait = waiting || !attempt.recordTryFailed ? waiting : undefined;
         }
         if (noNews()) return;
         const withinMs = attempt.leaseEndsAt - performance.now();
-        const refusedWith = attempt.recordRefusedWith;
+        // A refusal of a try before is no longer the story where the try on its way waits on a lock: the database took its connection.
+        const refusedWith = lockWait === true ? undefined : attempt.recordRefusedWith;
         this.#emit({ type: "recording", task: attempt.task, outcome, withinMs: Math.max(Math.ceil(withinMs), 0), ...(refusedWith === undefined ? {} : { refusedWith }), ...(lockWait === undefined ? {} : { lockWait }) });
         this.#recordsAwaited++;
         await Promise.race([attempt.done, this.#pause(withinMs), givenUp]).finally(() => this.#recordsAwaited--);
