@@ -97,7 +97,8 @@ describe("a stopping worker whose database refuses it", () => {
     const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
     try {
       // A short lease (3 s, renewed up to the refusal): its task ended, the stop tries to record it until the lease runs out,
-      // whatever the time to finish, and then says the lease has run out (or runs out within a second).
+      // whatever the time to finish, and then says the lease has run out: not that it runs out within a second, as where the
+      // stop's timer for the lease's end fired a moment early by performance.now().
       const worker = await startWorker(["--lease", "3s", "-j", "1", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(durable.SECRET_URL) });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/done | waiting`), 15_000)).toBe(true);
@@ -113,7 +114,7 @@ describe("a stopping worker whose database refuses it", () => {
       // The refusal drops the open connections too: a renewal on its way then lost its reply, which the database may have
       // taken, and the line says so after what this worker's clock says (then within up to a lease, 3s).
       const doubt = "(?: on this worker's clock, unless a renewal whose reply was lost went through: then within [1-3]s)?";
-      expect(line, line).toMatch(new RegExp(`\\. (It has run out already${doubt} \\(--lease\\); (then )?a worker|It runs out within 1s${doubt.replace(" on this worker's clock", "")} \\(--lease\\); then a worker) `));
+      expect(line, line).toMatch(new RegExp(`\\. It has run out already${doubt} \\(--lease\\); (then )?a worker `));
     } finally {
       await proxy.close();
     }

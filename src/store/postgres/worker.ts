@@ -377,11 +377,20 @@ export class PostgresWorker {
   /** Timers of the stop's waits, cleared once it ends (a pending one would hold the process). */
   readonly #pauses = new Set<AbortController>();
 
-  /** Resolves "paused" after `ms`, or at the end of the stop. */
+  /**
+   * Resolves "paused" once `ms` have passed on performance.now(), or at the end of the stop. A timer may fire up to a
+   * millisecond before its time by that clock (it counts whole milliseconds): a stop that waited for a record until its
+   * lease ran out then said the lease "runs out within 1s", of one it had waited out. Slept again for what is left.
+   */
   #pause(ms: number): Promise<"paused"> {
     const controller = new AbortController();
     this.#pauses.add(controller);
-    return sleep(ms, "paused" as const, { signal: controller.signal })
+    const until = performance.now() + ms;
+    const wait = async (): Promise<"paused"> => {
+      for (let left = ms; left > 0; left = until - performance.now()) await sleep(left, undefined, { signal: controller.signal });
+      return "paused";
+    };
+    return wait()
       .catch(() => "paused" as const)
       .finally(() => this.#pauses.delete(controller));
   }
