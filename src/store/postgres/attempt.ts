@@ -102,9 +102,9 @@ export class Attempt {
   #recordGivenUp = false;
   /** Set once a try to record the attempt's end has failed (an error tried again): not only slow to be answered. */
   #recordTryFailed = false;
-  /** Where a renewal was sent and its reply lost (it may have been taken): the latest its lease may run out then (see leaseMayEndAt). */
+  /** Where a renewal was sent and its reply lost (it may have been taken): the latest its lease may run out then (see leaseMayRunMs). */
   #renewalReplyLost: number | undefined;
-  /** True while a renewal's statement is sent and unanswered (see leaseMayEndAt). */
+  /** True while a renewal's statement is sent and unanswered (see leaseMayRunMs). */
   #renewalOnItsWay = false;
   /** Reads the attempt's last lines so far, once the handler gave a way (see AttemptContext.watchTail). */
   #readTail: (() => string[]) | undefined;
@@ -206,14 +206,16 @@ export class Attempt {
   }
 
   /**
-   * When (performance.now()) the lease may run out in the database at the latest: later than leaseEndsAt where a renewal
-   * was sent and its reply lost, or is still on its way, which the database may have taken (a lease from then on: from
-   * when the loss was seen, or from `now`, as the latest it may have been taken). `now` is the caller's (performance.now()):
-   * one read here, a moment after the caller's, made a lease ending with the one just renewed seem to end a moment later.
+   * Within how long from `now` (performance.now()) the lease may run out in the database at the latest: later than
+   * leaseEndsAt where a renewal was sent and its reply lost, or is still on its way, which the database may have taken (a
+   * lease from then on: from when the loss was seen, or from `now`, as the latest it may have been taken). `now` is the
+   * caller's: one read here, a moment after the caller's, made a lease ending with the one just renewed seem to end a
+   * moment later. A renewal on its way gives the lease's length itself: `now + leaseMs - now` may come out a hair longer
+   * in floating point, a millisecond more once rounded up (and then a second more in the `left` line).
    */
-  leaseMayEndAt(now: number): number {
-    const onItsWay = this.#renewalOnItsWay ? now + this.#options.leaseMs : -Infinity;
-    return Math.max(this.#leaseEnds, this.#renewalReplyLost ?? -Infinity, onItsWay);
+  leaseMayRunMs(now: number): number {
+    const onItsWay = this.#renewalOnItsWay ? this.#options.leaseMs : -Infinity;
+    return Math.max(this.#leaseEnds - now, (this.#renewalReplyLost ?? -Infinity) - now, onItsWay);
   }
 
   /**

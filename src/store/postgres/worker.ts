@@ -316,7 +316,7 @@ export class PostgresWorker {
       // A renewal whose reply was lost (or is still on its way) may have been taken: the database may hold the lease longer.
       // Said only where it changes what the line says, in whole seconds up: a doubt a millisecond long was "within 30s, unless
       // a renewal whose reply was lost went through: then within 31s".
-      const mayHold = Math.ceil(Math.max(...unsettled.map((attempt) => attempt.leaseMayEndAt(now) - now), 0));
+      const mayHold = Math.ceil(Math.max(...unsettled.map((attempt) => attempt.leaseMayRunMs(now)), 0));
       const doubt = Math.ceil(mayHold / 1000) > Math.ceil(withinMs / 1000) ? { mayHoldMs: mayHold } : {};
       this.#emit({ type: "leases-left", tasks: left, outcomes, strays, leaseMs: this.#options.leaseMs, withinMs, ...doubt, ...gone, ...(waiting === undefined ? {} : { lockWait: waiting }), ...(this.#refusedWith === undefined || waiting !== undefined ? {} : { refusedWith: this.#refusedWith }) });
     }
