@@ -122,4 +122,20 @@ describe("a stopping worker's words on the leases and records it is left with", 
     expect(withinMs).toBeLessThanOrEqual(10_000);
     expect(left).not.toHaveProperty("mayHoldMs");
   }, 30_000);
+
+  it("says no records are given up where the only one was given up on already (the database gone), as a third signal's note would", async () => {
+    const events: WorkerEvent[] = [];
+    const { store, runId } = await workerStore();
+    // The failure's record meets the database gone: given up on at once (record-lost), its attempt kept as one the database's going aborted.
+    store.complete = () => Promise.reject(serverError("3D000", `database "gone" does not exist`, "FATAL"));
+    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs: 6_000, pollMs: 200, handler: () => Promise.reject(new Error("exit 1")), onEvent: (event) => events.push(event) });
+    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
+    await runId();
+    await worker.start();
+    await until(() => events.some((event) => event.type === "record-lost"), 10_000);
+    expect(events.some((event) => event.type === "database-gone")).toBe(true);
+    // Before: true, and the note "giving up the records of the tasks that ended, which the database does not take" of none.
+    expect(worker.giveUpRecords()).toBe(false);
+    await worker.stop({ deadlineMs: 0 });
+  }, 30_000);
 });
