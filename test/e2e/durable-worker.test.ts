@@ -180,13 +180,15 @@ tasks:
     // Its shell runs (the start line comes a turn of the worker's event loop before it).
     expect(await eventually(() => existsSync(path.join(ws.dir, "frozen.began")), 15_000)).toBe(true);
     worker.cli.child.kill("SIGSTOP");
-    const stoppedAt = Date.now();
-    // Twice the lease: the task ends meanwhile (the worker's own process is stopped, not the task's). Held until its
+    // Past the lease: the task ends meanwhile (the worker's own process is stopped, not the task's). Held until its
     // shell is gone too: a loaded machine's `sleep 1` could outlast a fixed 4 s, and the worker, let go on, found its lease
-    // run out with the task still running and killed it.
-    expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
-    await sleep(Math.max(0, 4_000 - (Date.now() - stoppedAt)));
-    worker.cli.child.kill("SIGCONT");
+    // run out with the task still running and killed it. And until the database has the lease run out.
+    try {
+      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
+      expect(await eventually(async () => (await store.runStatus(runId)).tasks[0]?.leaseExpiredMs !== undefined, 15_000)).toBe(true);
+    } finally {
+      worker.cli.child.kill("SIGCONT");
+    }
     const status = await waitForRun(runId);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 1 });
     expect(await readFile(path.join(ws.logs, runId, "deploy.log"), "utf8")).toBe("deployed\n");
@@ -433,8 +435,13 @@ tasks:
     const runId = await submit(await workflowFile("frozen-mid", yaml));
     expect(await eventually(() => worker.stdout().includes(`${runId}/job | first`), 15_000)).toBe(true);
     worker.cli.child.kill("SIGSTOP");
-    await sleep(4_000);
-    worker.cli.child.kill("SIGCONT");
+    try {
+      // Stopped past its lease: woken once the guard has killed the task's processes and the database has the lease run out.
+      expect(await eventually(async () => (await findLeftovers(runId)).length === 0, 15_000)).toBe(true);
+      expect(await eventually(async () => (await store.runStatus(runId)).tasks[0]?.leaseExpiredMs !== undefined, 15_000)).toBe(true);
+    } finally {
+      worker.cli.child.kill("SIGCONT");
+    }
     const status = await waitForRun(runId);
     expect(status.tasks[0]).toMatchObject({ state: "succeeded", attempts: 2 });
     const out = worker.stdout();
@@ -1127,14 +1134,14 @@ describe("taskq run --store", () => {
       "command-ended",
       `tasks:\n  ended: { run: "sh -c 'trap \\"\\" TERM; touch ${ready}; exec sleep 30' & until [ -e ${ready} ]; do sleep 0.01; done; echo left" }\n  long: { run: "echo up; sleep 30" }\n`,
     );
-    const run = startRun(file, ["--run-id", runId, "-j", "2", "--shutdown-timeout", "500ms", "--kill-grace", "5s"]);
+    const run = startRun(file, ["--run-id", runId, "-j", "2", "--shutdown-timeout", "500ms", "--kill-grace", "3s"]);
     expect(await eventually(() => run.stdout().includes(`${runId}/ended | left`) && run.stdout().includes(`${runId}/long | up`), 15_000)).toBe(true);
     await sleep(300);
     run.child.kill("SIGTERM");
     const result = await run.done;
     expect(result.code).toBe(143);
     // Before: "stopping the 2 running tasks", though only `long` was stopped: `ended` then succeeded.
-    expect(result.stdout).toContain("the 500ms to finish have passed: stopping the running task (SIGTERM, then SIGKILL 5s later)");
+    expect(result.stdout).toContain("the 500ms to finish have passed: stopping the running task (SIGTERM, then SIGKILL 3s later)");
     expect(result.stdout).toMatch(new RegExp(` ok +${runId}/ended\\n`));
   });
 
@@ -1652,7 +1659,7 @@ describe("taskq run --store", () => {
   });
 
   it("a shell that exited by itself while what it left running was stopped, its timeout passing meanwhile, failed as it did, as a local run says: not timed out", async () => {
-    // The shell exits 3 at once; its background job ignores SIGTERM, so stopping it takes the kill grace (8s),
+    // The shell exits 3 at once; its background job ignores SIGTERM, so stopping it takes the kill grace (5s),
     // and the task's end waits for that: its 2s timeout passes meanwhile, after the shell had ended.
     const yaml = "tasks:\n  left: { run: 'echo begun; sh -c \"trap \\\"\\\" TERM; sleep 60\" & exit 3', timeout: 2s, retries: 1, retryOn: [1] }\n";
     const file = await workflowFile("exited-then-timeout", yaml);
@@ -1660,8 +1667,8 @@ describe("taskq run --store", () => {
     const runId = newRunId("exited-then-timeout");
     // The two runs side by side: each waits out its kill grace, and neither reads the other's store or logs.
     const [local, result] = await Promise.all([
-      taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local"), "--kill-grace", "8s"]),
-      taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--kill-grace", "8s", "--output", "json"]),
+      taskq(["run", file, "--store", "", "--log-dir", path.join(ws.logs, "local"), "--kill-grace", "5s"]),
+      taskq(["run", file, "--log-dir", ws.logs, "--run-id", runId, "--kill-grace", "5s", "--output", "json"]),
     ]);
     expect(local.code).toBe(1);
     expect(local.stdout).toContain(`FAILED  left after 1 attempt: ${words}\n`);
