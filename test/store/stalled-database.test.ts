@@ -165,90 +165,75 @@ describe("a database that stops answering", () => {
     await observer.cancelRun(runId);
   });
 
-  it("a lease that runs out while its task's row is locked is lost to that lock, though the last retry's timer fired a moment past the lease's end: no stall", async () => {
+  /**
+   * A worker of one task on a store of its own, leases of 3 s renewed every second, whose first renewal goes through and whose
+   * second is `second` (given the lease's end as the first renewal set it, and the real renew); later ones go through. Waits
+   * for the lease to be lost, and gives the `lease-lost` event.
+   */
+  async function leaseLostAfter(second: (leaseEnds: number, renew: PostgresStore["renew"]) => Promise<never>, key: string): Promise<WorkerEvent | undefined> {
     const events: WorkerEvent[] = [];
     const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
     cleanups.push(() => store.close());
     const leaseMs = 3_000;
-    const heartbeatMs = 1_000;
-    // The first renewal goes through; the second is refused the row (as a psql session holding it has it refused), its answer
-    // coming so that the retry is due 2 ms before the lease runs out; and this process is busy from just before then to
-    // 15 ms after (a busy event loop, a GC pause): that retry's timer fires a moment past the lease's end.
     const renew = store.renew.bind(store);
     let leaseEnds = 0;
     let calls = 0;
     store.renew = async (...args: Parameters<PostgresStore["renew"]>) => {
-      const sentAt = performance.now();
       calls++;
-      if (calls === 1) {
-        leaseEnds = sentAt + leaseMs;
-        return renew(...args);
-      }
-      if (calls > 2) return renew(...args);
+      if (calls === 1) leaseEnds = performance.now() + leaseMs;
+      return calls === 2 ? second(leaseEnds, renew) : renew(...args);
+    };
+    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs, heartbeatMs: 1_000, pollMs: 200, onEvent: (event) => events.push(event), handler: (_task, context) => untilAborted(context) });
+    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
+    const runId = await observer.submitRun(workflow([task(key)]));
+    await worker.start();
+    await until(() => events.some((event) => event.type === "lease-lost"), leaseMs + 2 * SLACK_MS);
+    expect(calls).toBeGreaterThanOrEqual(2);
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
+    await observer.cancelRun(runId);
+    return events.find((event) => event.type === "lease-lost");
+  }
+
+  it("a lease that runs out while its task's row is locked is lost to that lock, though the last retry's timer fired a moment past the lease's end: no stall", async () => {
+    // The second renewal is refused the row (as a psql session holding it has it refused), its answer coming so that the retry
+    // is due 2 ms before the lease runs out; and this process is busy from just before then to 15 ms after (a busy event loop,
+    // a GC pause): that retry's timer fires a moment past the lease's end.
+    const lost = await leaseLostAfter(async (leaseEnds) => {
       await new Promise((resolve) => setTimeout(resolve, leaseEnds - RENEWAL_LOCKED_RETRY_MS - 2 - performance.now()));
       setTimeout(() => {
         while (performance.now() < leaseEnds + 15);
       }, leaseEnds - 20 - performance.now());
       const held = 'task "held" of run r is locked by another session (pid 42, application_name "psql")';
       throw new RenewalLockedError(held, `heartbeat failed: ${held}`, new Error("lock not available"));
-    };
-    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs, heartbeatMs, pollMs: 200, onEvent: (event) => events.push(event), handler: (_task, context) => untilAborted(context) });
-    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
-    const runId = await observer.submitRun(workflow([task("held")]));
-    await worker.start();
-    await until(() => events.some((event) => event.type === "lease-lost"), leaseMs + 2 * SLACK_MS);
-    expect(calls).toBeGreaterThanOrEqual(2);
-    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "locked" });
-    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [runId]);
-    await observer.cancelRun(runId);
+    }, "held");
+    expect(lost).toMatchObject({ why: "locked" });
   });
 
   it("a lease that runs out while its renewal waited behind renewals refused a locked row is lost to that lock, though the renewal's own timeout fired a moment before the lease's end", async () => {
-    const events: WorkerEvent[] = [];
-    const store = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
-    cleanups.push(() => store.close());
-    const leaseMs = 3_000;
-    const heartbeatMs = 1_000;
     const locker = new pg.Client({ connectionString: DATABASE_URL, application_name: "psql" });
     await locker.connect();
     cleanups.push(() => locker.end());
-    // The first renewal goes through. The second waits as one does for a connection of the renewals' few, each held by another
-    // task's renewal that a psql session's row lock refuses (one such refusal is made here, on that task's row: the store notes
-    // whose lock it was); then its statement's own timeout, what was left of the lease, fires 1.5 ms before the lease's end, as
-    // a driver's timer may, its millisecond clock behind performance.now() (a loaded machine). Before: told as a database that
-    // did not answer ("the lease ran out before a renewal (the worker stalled or the database did not answer)").
-    const renew = store.renew.bind(store);
-    let leaseEnds = 0;
-    let calls = 0;
-    store.renew = async (...args: Parameters<PostgresStore["renew"]>) => {
-      const sentAt = performance.now();
-      calls++;
-      if (calls === 1) {
-        leaseEnds = sentAt + leaseMs;
-        return renew(...args);
-      }
-      if (calls > 2) return renew(...args);
-      await locker.query("BEGIN");
-      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [otherRunId]);
-      await expect(renew(other!.taskId, other!.leaseToken, leaseMs)).rejects.toBeInstanceOf(RenewalLockedError);
-      await locker.query("COMMIT");
-      await new Promise((resolve) => setTimeout(resolve, leaseEnds - 1.5 - performance.now()));
-      throw toStoreError("heartbeat", new Error(QUERY_READ_TIMEOUT), { connectMs: 2_000, queryMs: leaseEnds - sentAt });
-    };
     // The other task, leased elsewhere (for an hour: no worker here takes it), whose row the psql session holds for a moment.
     const otherRunId = await observer.submitRun(workflow([task("other")]));
     const [other] = await observer.lease("elsewhere", 1, 3_600_000);
-    const worker = new PostgresWorker({ store, concurrency: 1, leaseMs, heartbeatMs, pollMs: 200, onEvent: (event) => events.push(event), handler: (_task, context) => untilAborted(context) });
-    cleanups.push(() => worker.stop({ deadlineMs: 0 }));
-    const runId = await observer.submitRun(workflow([task("queued")]));
-    await worker.start();
-    await until(() => events.some((event) => event.type === "lease-lost"), leaseMs + 2 * SLACK_MS);
-    expect(calls).toBeGreaterThanOrEqual(2);
-    expect(events.find((event) => event.type === "lease-lost")).toMatchObject({ why: "queued" });
-    for (const run of [runId, otherRunId]) {
-      await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [run]);
-      await observer.cancelRun(run);
-    }
+    // The second renewal waits as one does for a connection of the renewals' few, each held by another task's renewal that a
+    // psql session's row lock refuses (one such refusal is made here, on the other task's row: the store notes whose lock it
+    // was); then its statement's own timeout, what was left of the lease, fires before the lease's end, as a driver's timer may,
+    // its millisecond clock behind performance.now() (by up to a millisecond: 5 ms here, so that a loaded machine's lateness of
+    // this test's own timer does not hide it). Before: told as a database that did not answer ("the lease ran out before a
+    // renewal (the worker stalled or the database did not answer)").
+    const lost = await leaseLostAfter(async (leaseEnds, renew) => {
+      const sentAt = performance.now();
+      await locker.query("BEGIN");
+      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE run_id = $1 FOR UPDATE`, [otherRunId]);
+      await expect(renew(other!.taskId, other!.leaseToken, 3_000)).rejects.toBeInstanceOf(RenewalLockedError);
+      await locker.query("COMMIT");
+      await new Promise((resolve) => setTimeout(resolve, leaseEnds - 5 - performance.now()));
+      throw toStoreError("heartbeat", new Error(QUERY_READ_TIMEOUT), { connectMs: 2_000, queryMs: leaseEnds - sentAt });
+    }, "queued");
+    expect(lost).toMatchObject({ why: "queued" });
+    await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [otherRunId]);
+    await observer.cancelRun(otherRunId);
   });
 
   it("stop returns while the database does not answer; a second stop brings the deadline forward", async () => {
