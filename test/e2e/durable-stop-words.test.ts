@@ -364,9 +364,7 @@ describe("a stopping worker whose record waits on a row lock another session hol
       await locker.query(`SELECT 1 FROM "${SCHEMA}".tasks WHERE run_id = $1 FOR UPDATE`, [runId]);
       await writeFile(go, "");
       // The task has ended, and its record waits on the row.
-      const waiting = async (): Promise<boolean> =>
-        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'taskq worker %' AND query LIKE $1", [`%"${SCHEMA}".%`])).rows[0]?.n !== 0;
-      expect(await eventually(waiting, 15_000)).toBe(true);
+      expect(await eventually(workerWaitsOnLock, 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
       const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
@@ -384,6 +382,15 @@ describe("a stopping worker whose record waits on a row lock another session hol
     expect(worker.stdout()).not.toContain(`left    ${runId}/done`);
   });
 });
+
+/** Whether a statement of a taskq worker on this test's schema waits on a lock (a record waiting on a row another session holds). */
+async function workerWaitsOnLock(): Promise<boolean> {
+  const waiting = await durable.store.pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'taskq worker %' AND query LIKE $1",
+    [`%"${SCHEMA}".%`],
+  );
+  return waiting.rows[0]?.n !== 0;
+}
 
 describe("a stopping worker whose record, a try of which failed, now waits on a row lock another session holds", () => {
   it("says the record waits on a lock, not that the database does not answer", { timeout: 60_000 }, async () => {
@@ -406,9 +413,7 @@ describe("a stopping worker whose record, a try of which failed, now waits on a 
       // The record's first try fails; the next, once the connections are let through, waits on the row.
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
       proxy.accept();
-      const waiting = async (): Promise<boolean> =>
-        (await durable.store.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE 'taskq worker %' AND query LIKE $1", [`%"${SCHEMA}".%`])).rows[0]?.n !== 0;
-      expect(await eventually(waiting, 15_000)).toBe(true);
+      expect(await eventually(workerWaitsOnLock, 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
       const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
