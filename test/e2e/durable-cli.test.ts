@@ -1941,17 +1941,17 @@ tasks:
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
     try {
-      const file = await workflowFile("record-late", "tasks:\n  deploy: { run: 'echo started; sleep 1; echo deployed' }\n  after: { run: echo after, dependsOn: deploy }\n");
-      const worker = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "3s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const file = await workflowFile("record-late", "tasks:\n  deploy: { run: 'echo started; sleep 3; echo deployed' }\n  after: { run: echo after, dependsOn: deploy }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "30s", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | started`))).toBe(true);
       proxy.refuse();
       const signalledAt = Date.now();
       worker.cli.child.kill("SIGTERM");
-      // The task ends within its 3 s to finish; the record is still tried on past the 3 s, and said so.
+      // The task ends within its 5 s to finish; the record is still tried on past the 5 s, and said so.
       expect(await eventually(() => worker.stdout().includes(`record  ${runId}/deploy: it succeeded (exit 0); the database does not answer: trying to record it until its lease runs out, within`), 15_000)).toBe(true);
-      // Past where a stopping worker gave up before (the 3 s to finish, then 2 s and 2 s more), with 3 s to spare: the database answers again.
-      await sleep(Math.max(10_000 - (Date.now() - signalledAt), 0));
+      // Past where a stopping worker gave up before (the 5 s, then 2 s and 2 s more): the database answers again.
+      await sleep(Math.max(12_000 - (Date.now() - signalledAt), 0));
       expect(worker.cli.child.exitCode).toBe(null);
       proxy.accept();
       const { code, stdout } = await worker.cli.done;
@@ -1973,9 +1973,8 @@ tasks:
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
     try {
-      // The lease (renewed every 8/3 s) holds over 4 s past the task's end, so its record is tried; the stop then waits it out.
-      const file = await workflowFile("record-never", "tasks:\n  deploy: { run: 'echo started; sleep 1; echo deployed' }\n");
-      const worker = await startWorker(["-j", "1", "--lease", "8s", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
+      const file = await workflowFile("record-never", "tasks:\n  deploy: { run: 'echo started; sleep 2; echo deployed' }\n");
+      const worker = await startWorker(["-j", "1", "--lease", "9s", "--shutdown-timeout", "5s"], { TASKQ_STORE: proxy.url(SECRET_URL) });
       const runId = await submit(file);
       expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | started`))).toBe(true);
       proxy.refuse();
@@ -1983,8 +1982,8 @@ tasks:
       worker.cli.child.kill("SIGTERM");
       const { code, stdout } = await worker.cli.done;
       expect(code).toBe(143);
-      // Bounded by the lease: it ran out within 8 s of the last renewal, before the signal.
-      expect(Date.now() - signalledAt).toBeLessThan(14_000);
+      // Bounded by the lease: it ran out within 9 s of the last renewal, before the signal.
+      expect(Date.now() - signalledAt).toBeLessThan(15_000);
       const lines = stdout.trimEnd().split("\n");
       expect(lines.at(-1)).toMatch(/^[\d:.]+ stopped \(requested\)$/);
       expect(lines.at(-2)).toMatch(
@@ -2001,8 +2000,8 @@ tasks:
     const database = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: database.hostname, port: Number(database.port || 5432) });
     try {
-      const file = await workflowFile("record-failed", "tasks:\n  deploy: { run: 'echo started; sleep 1; kill -KILL $$' }\n");
-      const worker = startCli(["worker", "--log-dir", ws.logs, "-j", "1", "--lease", "8s", "--shutdown-timeout", "5s", "--output", "json"], {
+      const file = await workflowFile("record-failed", "tasks:\n  deploy: { run: 'echo started; sleep 2; kill -KILL $$' }\n");
+      const worker = startCli(["worker", "--log-dir", ws.logs, "-j", "1", "--lease", "9s", "--shutdown-timeout", "5s", "--output", "json"], {
         cwd: ws.dir,
         env: { ...ENV, TASKQ_STORE: proxy.url(SECRET_URL) },
       });
