@@ -289,12 +289,6 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
           const message = `a task's lease was taken from this worker (it stalled past the lease: the task is another worker's, or a sweep ended it): no new task is leased; running tasks have ${formatSetMs(options.shutdownTimeoutMs)} to finish`;
           printNote(message);
         }
-        // One of the store's functions dropped under it: the error the worker ends with says which and what to do. Running
-        // tasks are not cut short at once: their records need no lease, so each is given the time to finish a signal gives.
-        if (event.reason === "store-unusable" && worker.runningTasks.length > 0) {
-          const running = worker.runningTasks.length === 1 ? "the running task has" : `the ${worker.runningTasks.length} running tasks have`;
-          printNote(`no task can be leased from the store any more (${oneLine(storeErrorWords(unusable))}): no new task is leased; ${running} ${formatSetMs(options.shutdownTimeoutMs)} to finish`);
-        }
         return void onHalted();
       }
       if (event.type === "deadline-passed") {

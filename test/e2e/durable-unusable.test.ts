@@ -1,11 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type pg from "pg";
 import { migrate } from "../../src/store/postgres/migrations.js";
 import { FIXTURES, startCli, workspace } from "../helpers/cli.js";
-import { eventually } from "../helpers/processes.js";
 import { createPool, DATABASE_URL, dropSchema, uniqueSchema, urlAs } from "../store/helpers.js";
 
 describe("taskq worker and run --store on a store they cannot use", () => {
@@ -51,48 +49,6 @@ describe("taskq worker and run --store on a store they cannot use", () => {
     expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
     expect(result.stderr).toMatch(new RegExp(`^taskq: the worker cannot lease from the store in schema "${schema}": .*relation "${schema}\\.tasks" does not exist \\(schema "${schema}" no longer holds a whole taskq store: .*\\); it stops rather than try again, as no retry fixes that\\n$`));
   }, 40_000);
-
-  it("a function of the store dropped after the worker's leases went through: it says which, lets its running task finish, and exits 1 instead of retrying for ever", async () => {
-    const schema = await storeSchema();
-    const go = path.join(ws.dir, `go-${schema}`);
-    const env = { TASKQ_STORE: DATABASE_URL, TASKQ_STORE_SCHEMA: schema };
-    // Two slots: one runs the task, the other goes on leasing, as an idle worker's does.
-    const cli = startCli(["worker", "-j", "2", "--log-dir", ws.logs], { cwd: ws.dir, env });
-    const timer = setTimeout(() => cli.child.kill("SIGKILL"), 50_000);
-    try {
-      const first = await workspace(`tasks:\n  long: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done' }\n`);
-      expect((await startCli(["submit", first.file, "--run-id", `first-${schema}`], { cwd: first.dir, env }).done).code).toBe(0);
-      expect(await eventually(() => cli.stdout().includes("long | waiting"), 15_000)).toBe(true);
-      // An administrator drops the function the worker leases with (SQLSTATE 42883 from then on); the tables stay.
-      await admin.query(
-        `DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-           WHERE n.nspname = '${schema}' AND p.proname = 'complete_and_lease_v7' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END $$`,
-      );
-      // A run submitted wakes the worker's free slot at once.
-      const second = await workspace("tasks:\n  next: { run: echo next }\n");
-      expect((await startCli(["submit", second.file], { cwd: second.dir, env }).done).code).toBe(0);
-      // Before: "db      lease failed: ...; retrying", said again every 30 s, for ever.
-      expect(await eventually(() => cli.stdout().includes("note    no task can be leased from the store any more ("), 15_000)).toBe(true);
-      expect(cli.stdout()).toContain("no new task is leased; the running task has 10s to finish");
-      // The running task finishes and is recorded (its record needs no lease), and the worker exits 1, saying why.
-      await writeFile(go, "");
-      const result = await cli.done;
-      expect({ code: result.code, signal: result.signal }).toEqual({ code: 1, signal: null });
-      expect(result.stdout).toContain(`ok      first-${schema}/long`);
-      expect(result.stdout).not.toContain("lease failed");
-      expect(result.stderr).toMatch(
-        new RegExp(`^taskq: the worker cannot lease from the store in schema "${schema}": completeAndLease failed: function .*complete_and_lease_v7\\(.*\\) does not exist .*\\(schema "${schema}" no longer holds a whole taskq store: .*restore the schema from a backup, or drop it .*\\); it stops rather than try again, as no retry fixes that\\n$`),
-      );
-      const states = await admin.query<{ state: string }>(`SELECT state FROM "${schema}".tasks WHERE run_id = $1`, [`first-${schema}`]);
-      expect(states.rows.map(({ state }) => state)).toEqual(["succeeded"]);
-    } finally {
-      clearTimeout(timer);
-      await writeFile(go, "");
-      // One that tries on (as it did before) is not left running past the test.
-      if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill("SIGKILL");
-      await cli.done;
-    }
-  }, 60_000);
 
   it("a table missing from a store that was made: status says the schema no longer holds a whole taskq store, and what to do", async () => {
     const schema = await storeSchema();

@@ -144,8 +144,7 @@ export type WorkerEvent =
   | { type: "stopped"; reason: StopReason }
   /**
    * The worker's first leases were refused for a reason no retry fixes (permission denied, a schema, table or
-   * function not there: see unusableStoreState), or a later one as one of the store's functions is gone (42883): it
-   * stops, with `error`, rather than try for ever (its running tasks given the stop's time to finish).
+   * function not there: see unusableStoreState): it stops, with `error`, rather than try for ever.
    */
   | { type: "store-unusable"; error: unknown }
   /**

@@ -33,9 +33,6 @@ const RELEASE_WAIT_MS = 2_000;
  */
 const LOCK_LOOKUP_MS = 1_000;
 
-/** SQLSTATE of a function not there: one of the store's own, dropped after it was made (see #leaseLoop). */
-const UNDEFINED_FUNCTION = "42883";
-
 /** How long a stopping worker waits for an ended attempt's record before saying it is still trying. */
 const RECORD_NEWS_MS = 1_000;
 
@@ -531,13 +528,8 @@ export class PostgresWorker {
           if (!isRefusal(error) && free > 0 && !isNeverConnected(error)) this.#strays = true;
           for (const entry of batch) entry.reject(error);
           // Refused from the first lease on, as no retry fixes (a role without rights, a store not whole): said, and the worker
-          // stops, rather than try every few seconds for ever, idle, while the runs wait for a worker that works. Also later
-          // where one of the store's functions is gone (dropped after the store was made, 42883): no migration makes it again,
-          // and every lease meets it; its tables are there, so the running tasks are given the stop's time to finish and be
-          // recorded. (Not a right revoked or a table gone after leases went through: an administrator's grants being redone,
-          // a schema being restored, may be over in a moment.)
-          const unusable = unusableStoreState(error);
-          if (unusable !== undefined && (!this.#leasedOnce || unusable === UNDEFINED_FUNCTION)) {
+          // stops, rather than try every few seconds for ever, idle, while the runs wait for a worker that works.
+          if (!this.#leasedOnce && unusableStoreState(error) !== undefined) {
             this.#emit({ type: "store-unusable", error });
             this.#halt("store-unusable");
             break;
