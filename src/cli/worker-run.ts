@@ -264,8 +264,9 @@ export async function runWorker(store: PostgresStore, options: WorkerRunOptions)
       }
     },
     onEvent: (event) => {
-      // Under GitHub Actions, a group the attempt left open ends with it, before the line that says how it ended (see TaskColours.endGroupOf).
-      if (event.type === "finished") colours.endGroupOf(out, `${event.task.runId}/${event.task.key}`);
+      // Under GitHub Actions, a group the attempt left open ends with it, before the line that says how it ended (see TaskColours.endGroupOf):
+      // recorded, given back by a stop, or its record given up on.
+      if (event.type === "finished" || event.type === "released" || event.type === "record-lost") colours.endGroupOf(out, `${event.task.runId}/${event.task.key}`);
       options.onEvent?.(event);
       // A new process starts with a terminal's colours as its own; an ended one's colours end with it.
       if (event.type === "started" || event.type === "finished") {

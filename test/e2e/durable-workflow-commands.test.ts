@@ -182,6 +182,23 @@ describe("taskq worker under GitHub Actions, plain output", () => {
     const groups = runnerReads(stdout).filter((command) => command.name === "group" || command.name === "endgroup").map((command) => command.name);
     expect(groups).toEqual(["group", "endgroup", "group", "endgroup"]);
   }, 60_000);
+
+  it("ends a group a task's attempt left open before the line that says a stop gave the task back", async () => {
+    const file = await workflowFile(`group-stop-${randomBytes(3).toString("hex")}`, "tasks:\n  deploy:\n    run: \"echo '::group::deploy'; echo working; sleep 60\"\n");
+    const worker = await startWorker(["-j", "1", "--shutdown-timeout", "1s", "--kill-grace", "1s"], { GITHUB_ACTIONS: "true" });
+    const runId = await submit(file);
+    expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | working`), 15_000)).toBe(true);
+    const { stdout } = await stopped(worker.cli);
+    const lines = stdout.split("\n");
+    const opened = lines.indexOf("::group::deploy");
+    const released = lines.findIndex((line) => line.includes(`release ${runId}/deploy: `));
+    expect(opened).toBeGreaterThanOrEqual(0);
+    expect(released).toBeGreaterThan(opened);
+    // Before: taskq's `::endgroup::` came only before the worker's last lines, after the release line, folded into the group.
+    expect(lines.slice(opened + 1, released).filter((line) => line === "::endgroup::")).toHaveLength(1);
+    const groups = runnerReads(stdout).filter((command) => command.name === "group" || command.name === "endgroup").map((command) => command.name);
+    expect(groups).toEqual(["group", "endgroup"]);
+  }, 60_000);
 });
 
 describe("taskq worker under GitHub Actions, plain output, and the older form `##[stop-commands]` (README's known gap)", () => {
