@@ -979,6 +979,8 @@ describe("taskq commands", () => {
     expect(await runCli(["validate", "-", "-"], { cwd: ws.dir })).toMatchObject({ code: 2, stderr: "taskq: - (standard input) is given more than once, and it can be read only once: give - once\n" });
     // `run - -` likewise, before standard input is read (before: `<stdin> has no task "-"`, and `taskq list -` to list them, the input gone).
     expect(await runCli(["run", "-", "-"], { cwd: ws.dir })).toMatchObject({ code: 2, stdout: "", stderr: "taskq: - (standard input) is given more than once, and it can be read only once: give - once\n" });
+    // A file and `-` twice as tasks: no standard input is read, and the file has no task `-`.
+    expect((await runCli(["run", name, "-", "-"], { cwd: ws.dir })).stderr).toMatch(/has no task "-"/);
     expect((await runCli(["validate", "--help"])).stdout).toContain("validate [options] <files...>");
   });
 

@@ -29,8 +29,8 @@ export interface RunFlags {
  */
 export async function runCommand(file: string, flags: RunFlags, taskIds: readonly string[] = [], afterFlags?: ReadonlyMap<string, string>, severalFiles?: () => void): Promise<number> {
   workflowFileArgument(file);
-  // `run - -`: not a task `-` of standard input's file (no id is `-`), which is read once, before anything runs.
-  stdinGivenTwice([file, ...taskIds]);
+  // `run - -`: not a task `-` of standard input's file (no id is `-`), which is read once, before anything runs. (`run f.yaml - -` reads no standard input: f.yaml has no task `-`.)
+  if (file === "-") stdinGivenTwice([file, ...taskIds]);
   const given = {
     shutdownTimeoutMs: durationFlag("--shutdown-timeout", flags.shutdownTimeout ?? "10s"),
     killGraceMs: durationFlag("--kill-grace", flags.killGrace ?? "5s"),
