@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createColors } from "../../src/cli/render/colors.js";
-import { formatSummary } from "../../src/cli/render/summary-text.js";
+import { formatSummary, tailMaskCommands } from "../../src/cli/render/summary-text.js";
 import type { DeadLetterLine, RunSummary } from "../../src/cli/render/types.js";
 
 const dead = (i: number): DeadLetterLine => ({
@@ -175,5 +175,20 @@ describe("a task's last lines in the summary", () => {
     expect(text).toContain(
       "Cancelled (2):\n  - talks: aborted by shutdown\n    log: /logs/run/talks.log\n    last line:\n      working\n  - silent: shutdown: not retried (attempt 1 failed: exited with code 75)\n    log: /logs/run/silent.log\n    no output\n",
     );
+  });
+});
+
+describe("tailMaskCommands", () => {
+  it("gives each mask command of a task's last lines once, the older form as `::add-mask::`, and of a line cut at 1,000 characters the value as far as each cut keeps it, not the cut mark", () => {
+    expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::"])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
+    expect(tailMaskCommands(["no command here"])).toBeUndefined();
+    // A value with spaces across the cut: kept to the 1,000th character, and to the last space before it (as shown under GitHub Actions).
+    const words = "w ".repeat(600);
+    const long = `::add-mask::${words}`;
+    const cut = `${long.slice(0, 1000)}… (${long.length} bytes)`;
+    expect(tailMaskCommands([cut])).toEqual([long.slice(0, 1000), long.slice(0, 999)]);
+    // A token across the cut: its part as kept; the line shown under GitHub Actions, its length alone, masks nothing more.
+    const token = `::add-mask::${"t".repeat(1100)}`;
+    expect(tailMaskCommands([`${token.slice(0, 1000)}… (${token.length} bytes)`])).toEqual([token.slice(0, 1000)]);
   });
 });

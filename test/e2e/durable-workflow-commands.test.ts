@@ -69,6 +69,16 @@ function masked(text: string): string[] {
     .map((command) => command.data);
 }
 
+/**
+ * The lines of `text` (as the runner reads them, in order) that show `value`: those before the first mask command of it
+ * that the runner reads. That command's own line holds it, and is masked from then on.
+ */
+function shownUnmasked(text: string, value: string): string[] {
+  const lines = text.split(/\r\n|\n|\r/);
+  const first = lines.findIndex((_, i) => masked(lines.slice(0, i + 1).join("\n")).includes(value));
+  return (first === -1 ? lines : lines.slice(0, first)).filter((line) => line.includes(value));
+}
+
 /** A `taskq worker` under GitHub Actions, in JSON: started as the harness starts one, which waits for a plain line. */
 function jsonWorker(args: string[] = []): ReturnType<typeof startCli> {
   const worker = startCli(["worker", "--log-dir", durable.ws.logs, "--output", "json", ...args], { cwd: durable.ws.dir, env: { ...ENV, GITHUB_ACTIONS: "true" } });
@@ -303,6 +313,42 @@ describe("taskq dead-letters under GitHub Actions", () => {
     expect(status.stdout).not.toContain(token.slice(0, 10));
     // Outside GitHub Actions, as kept.
     expect((await taskq(["dead-letters", runId])).stdout.split("\n")).toContain(`    ${across.slice(0, 1000)}… (${across.length} bytes)`);
+    // In JSON too: the record's `tail` as the text shows it, under GitHub Actions only.
+    for (const args of [["dead-letters", runId], ["status", runId]]) {
+      const json = await taskq([...args, "--output", "json"], { GITHUB_ACTIONS: "true" });
+      expect(json.stdout).not.toContain(token.slice(0, 10));
+      const record = JSON.parse(json.stdout.trim().split("\n").at(-1) as string) as { tail?: string[]; deadLetters?: { tail: string[] }[] };
+      expect(record.tail ?? record.deadLetters?.[0]?.tail).toEqual([inWords]);
+      expect((await taskq([...args, "--output", "json"])).stdout).toContain(JSON.stringify(`${across.slice(0, 1000)}… (${across.length} bytes)`));
+    }
+  }, 60_000);
+  it("writes the mask commands of a failed task's last lines (a worker outside GitHub Actions ran it) bare before the stop that quotes them, in dead-letters and status, and to stderr before the record with --output json: inside the stop the runner read none, and the value showed", async () => {
+    const value = "s3cr3t-value-123";
+    const legacy = `legacy-${value}`;
+    const file = await workflowFile(
+      `mask-${randomBytes(3).toString("hex")}`,
+      `tasks:\n  deploy:\n    run: |\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
+    );
+    const runId = `mask-${SCHEMA}`;
+    runIds.push(runId);
+    const run = await taskq(["run", "--store", SECRET_URL, "--run-id", runId, "--log-dir", durable.ws.logs, file]);
+    expect(run.code).toBe(1);
+    for (const args of [["dead-letters", runId], ["status", runId]]) {
+      const text = await taskq(args, { GITHUB_ACTIONS: "true" });
+      expect(text.stdout).toContain(`using ${value}`);
+      expect(masked(text.stdout)).toEqual(expect.arrayContaining([value, legacy]));
+      expect(shownUnmasked(text.stdout, value)).toEqual([]);
+      // The quoted lines still go between a stop and its token: the runner reads the masks, the stop and its end.
+      expect(runnerReads(text.stdout).map((command) => command.name)).toEqual(["add-mask", "add-mask", "stop-commands", expect.stringMatching(/^taskq-[0-9a-f]{16}$/)]);
+      const json = await taskq([...args, "--output", "json"], { GITHUB_ACTIONS: "true" });
+      expect(json.stdout).toContain(`using ${value}`);
+      expect(runnerReads(json.stdout)).toEqual([]);
+      expect(masked(json.stderr)).toEqual(expect.arrayContaining([value, legacy]));
+      expect(shownUnmasked(`${json.stderr}\n${json.stdout}`, value)).toEqual([]);
+      // Outside GitHub Actions, no command is added.
+      const outside = await taskq([...args, "--output", "json"]);
+      expect(outside.stderr).not.toContain("::add-mask::");
+    }
   }, 60_000);
   it("under GitHub Actions, dead-letters --output json, status --output json and run --store --output json's summary write each `[` after `##` in a task's last lines as `\\u005b`, as a run's records do: the runner read a `##[stop-commands]` there and stopped reading every command after it", async () => {
     const file = await workflowFile(`json-dead-${randomBytes(3).toString("hex")}`, "tasks:\n  lint:\n    run: |\n      echo 'x ##[stop-commands]leg'\n      echo '##[error]no annotation'\n      exit 3\n");

@@ -17,8 +17,8 @@ import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
-import { formatSummary, leaseRanOutWords, quoted, shownIds, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
-import { underGitHubActions, withoutLegacyCommands } from "../render/workflow-commands.js";
+import { formatSummary, leaseRanOutWords, quoted, shownIds, tailMaskCommands, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
+import { underGitHubActions, withoutLegacyCommands, writeCommands } from "../render/workflow-commands.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
 import { EarlySignals, holdSignals, onShutdownSignals, secondSignal, signalExitCode } from "../signals.js";
@@ -677,8 +677,13 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     if (flags.output === "json") {
       // Under GitHub Actions, where its runner reads `##[stop-commands]` or `##[error]` anywhere in a line, a record's too (a
       // task's last lines): each `[` after `##` as `\u005b`, as a run's records write it (see withoutLegacyCommands).
-      const guarded = underGitHubActions() ? withoutLegacyCommands : (json: string): string => json;
-      for (const row of dead) process.stdout.write(`${guarded(toJson(withWorkerFields(row)))}\n`);
+      // Its `tail` as GitHub Actions' runner is to read it (see linesForRunner): the mask commands in it on stderr first.
+      const ci = underGitHubActions();
+      if (ci) writeCommands(process.stderr, tailMaskCommands(dead.flatMap((row) => row.tail)));
+      for (const row of dead) {
+        const shown = ci ? { ...row, tail: linesForRunner(row.tail) } : row;
+        process.stdout.write(`${ci ? withoutLegacyCommands(toJson(withWorkerFields(shown))) : toJson(withWorkerFields(shown))}\n`);
+      }
       return 0;
     }
     if (dead.length === 0) process.stdout.write("no dead letters\n");
@@ -703,13 +708,23 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
         const its = elsewhere === undefined ? "" : `; its log: ${escapeControls(elsewhere)}`;
         process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
       }
-      for (const line of quoted(row.tail.map((text) => `    ${safe(commandsRead ? tailLineInWords(text) : text)}`), commandsRead)) process.stdout.write(`${line}\n`);
+      for (const line of quoted(row.tail.map((text) => `    ${safe(commandsRead ? tailLineInWords(text) : text)}`), commandsRead, row.tail)) process.stdout.write(`${line}\n`);
       // As a run's summary and status say it: no one opens the log for lines it has not.
       if (row.tail.length === 0) process.stdout.write("  no output\n");
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON
     }
     return 0;
   }, { applicationName: `taskq dead-letters${runId === undefined ? "" : ` ${runId}`}`, json: flags.output === "json" });
+}
+
+/**
+ * A task's last lines in `status --output json` or `dead-letters --output json` under GitHub Actions, whose runner reads
+ * the records: a line a worker elsewhere cut within a word, cut after a whole one, as the text shows it (see
+ * tailLineInWords). The mask commands they hold go on stderr before the record (see tailMaskCommands), where the runner
+ * reads them, as a worker's JSON records have theirs: in a record it reads none, and the value showed.
+ */
+function linesForRunner(lines: readonly string[]): string[] {
+  return lines.map(tailLineInWords);
 }
 
 /** A task's log on the machine of the worker that ran its last attempt, in words: `<log-dir>/RUN/test.log (on ci-7-4121-a3f9c2)`. */
@@ -908,8 +923,18 @@ export async function printRunSummary(
   // A run stored without its file (not by submit) has no "file" rather than a made-up one. A `ts` first, as every record of a local run has.
   const record = { ts: new Date().toISOString(), event: "summary", ...summary, file: status.file ?? undefined, state: status.state };
   // Under GitHub Actions, a `##[` of a task's last lines written so that its runner reads no command in it, as a run's
-  // records are (see withoutLegacyCommands).
-  if (options.json) process.stdout.write(`${underGitHubActions() ? withoutLegacyCommands(toJson(record)) : toJson(record)}\n`);
+  // records are (see withoutLegacyCommands); and those lines as its runner is to read them (see linesForRunner).
+  if (options.json && underGitHubActions()) {
+    const lines = [...summary.deadLetters.map((x) => x.tail), ...summary.cancelled.map((x) => x.tail ?? []), ...(summary.running ?? []).map((x) => x.lastLines ?? [])];
+    writeCommands(process.stderr, tailMaskCommands(lines.flat()));
+    const shown = {
+      ...record,
+      deadLetters: summary.deadLetters.map((x) => ({ ...x, tail: linesForRunner(x.tail) })),
+      cancelled: summary.cancelled.map((x) => (x.tail === undefined ? x : { ...x, tail: linesForRunner(x.tail) })),
+      running: summary.running?.map((x) => (x.lastLines === undefined ? x : { ...x, lastLines: linesForRunner(x.lastLines) })),
+    };
+    process.stdout.write(`${withoutLegacyCommands(toJson(shown))}\n`);
+  } else if (options.json) process.stdout.write(`${toJson(record)}\n`);
   else {
     const terminal = process.stdout.isTTY === true;
     // Under GitHub Actions, into a file or a pipe, its runner reads workflow commands in the tasks' lines quoted there.

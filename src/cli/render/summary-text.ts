@@ -6,7 +6,7 @@ import { cutMarkStart, tailLineInWords } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import { clockWithDate } from "./describe.js";
-import { holdsWorkflowCommand } from "./workflow-commands.js";
+import { holdsWorkflowCommand, maskCommandsInText } from "./workflow-commands.js";
 import type { RunSummary } from "./types.js";
 
 /** Running tasks listed by a durable run's status; the rest are counted. */
@@ -78,7 +78,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted), and
   // a line a worker elsewhere cut within a word is cut after a whole one (see tailLineInWords).
   const commandsRead = options.commandsRead === true;
-  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead);
+  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead, lines);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -227,10 +227,36 @@ const SGR = /\x1b\[[0-9;:]*m/g;
  * failed task's `::error file=a.ts::...` made its annotation a second time, and a `::group::` put the rest of the
  * summary, the other dead letters and the logs' folder, into a group the log shows folded. (`dead-letters` quotes them so too.)
  */
-export function quoted(lines: string[], commandsRead: boolean): string[] {
-  if (!commandsRead || !lines.some(holdsWorkflowCommand)) return lines;
+export function quoted(lines: string[], commandsRead: boolean, written: readonly string[]): string[] {
+  if (!commandsRead) return lines;
+  // A mask command among them (`written`, the lines as the store keeps them) goes first, bare, where the runner reads it: inside the
+  // stop it read none, and the value, which a worker elsewhere (not under GitHub Actions) never had masked, showed in the
+  // lines after it.
+  const masks = tailMaskCommands(written) ?? [];
+  if (!lines.some(holdsWorkflowCommand)) return [...masks, ...lines];
   const token = `taskq-${randomBytes(8).toString("hex")}`;
-  return [`::stop-commands::${token}`, ...lines, `::${token}::`];
+  return [...masks, `::stop-commands::${token}`, ...lines, `::${token}::`];
+}
+
+/**
+ * The `::add-mask::` commands (and the runner's older `##[add-mask]` form, as `::add-mask::`) a task's last lines hold, as
+ * the store keeps them, each once, as lines to write where GitHub Actions' runner reads them (see maskCommands): for
+ * `status` and `dead-letters`, which show lines a worker elsewhere wrote, whose runner never read their commands. Of a
+ * line cut at TAIL_LINE_LIMIT characters, the value as far as it was kept, and as far as tailLineInWords shows it: the
+ * cut mark is no part of it. Undefined where there is none.
+ */
+export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
+  let found: Set<string> | undefined;
+  for (const line of lines) {
+    const mark = cutMarkStart(line);
+    // tailLineInWords keeps the mark as it was, after the words it keeps.
+    const texts = mark === -1 ? [line] : [line.slice(0, mark), tailLineInWords(line).slice(0, -(line.length - mark))];
+    for (const text of texts) {
+      // A command with no value masks nothing.
+      for (const mask of maskCommandsInText(text) ?? []) if (mask !== "::add-mask::") (found ??= new Set()).add(mask);
+    }
+  }
+  return found === undefined ? undefined : [...found];
 }
 
 /**
