@@ -199,6 +199,9 @@ describe("taskq worker under GitHub Actions, plain output", () => {
     const runId = await submit(file);
     expect(await eventually(() => worker.stdout().includes(`${runId}/deploy | working`), 15_000)).toBe(true);
     const { stdout } = await stopped(worker.cli);
+    // Given back, the task is queued again: cancelled, so that no later test's worker runs it.
+    await taskq(["cancel", runId]);
+    expect((await waitForRun(runId)).state).toBe("cancelled");
     const lines = stdout.split("\n");
     const opened = lines.indexOf("::group::deploy");
     const released = lines.findIndex((line) => line.includes(`release ${runId}/deploy: `));
