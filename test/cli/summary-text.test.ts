@@ -179,16 +179,17 @@ describe("a task's last lines in the summary", () => {
 });
 
 describe("tailMaskCommands", () => {
-  it("gives each mask command of a task's last lines once, the older form as `::add-mask::`, and of a line cut at 1,000 characters the value as far as each cut keeps it, not the cut mark", () => {
-    expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::"])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
+  it("gives each mask command of a task's last lines once, the older form as `::add-mask::`; none of white space only, nor the last of a line cut at 1,000 characters, whose value was cut", () => {
+    expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::", "::add-mask::   "])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
     expect(tailMaskCommands(["no command here"])).toBeUndefined();
-    // A value with spaces across the cut: kept to the 1,000th character, and to the last space before it (as shown under GitHub Actions).
-    const words = "w ".repeat(600);
-    const long = `::add-mask::${words}`;
-    const cut = `${long.slice(0, 1000)}… (${long.length} bytes)`;
-    expect(tailMaskCommands([cut])).toEqual([long.slice(0, 1000), long.slice(0, 999)]);
-    // A token across the cut: its part as kept; the line shown under GitHub Actions, its length alone, masks nothing more.
-    const token = `::add-mask::${"t".repeat(1100)}`;
-    expect(tailMaskCommands([`${token.slice(0, 1000)}… (${token.length} bytes)`])).toEqual([token.slice(0, 1000)]);
+    // A value across the cut: not masked in part, down to its first character, which the runner would then mask everywhere
+    // in the rest of the job's log (before: `::add-mask::s` of `0...0##[add-mask]s3cret-token`, cut after its `s`).
+    const token = `${"0".repeat(987)}##[add-mask]s3cret-token-XYZ`;
+    expect(tailMaskCommands([`${token.slice(0, 1000)}… (${token.length} bytes)`])).toBeUndefined();
+    const words = `::add-mask::x ${"y".repeat(1100)}`;
+    expect(tailMaskCommands([`${words.slice(0, 1000)}… (${words.length} bytes)`])).toBeUndefined();
+    // A part a `\r` ended before the cut is whole, and masked.
+    const parts = `::add-mask::whole-one\r${"z".repeat(1100)}`;
+    expect(tailMaskCommands([`${parts.slice(0, 1000)}… (${parts.length} bytes)`])).toEqual(["::add-mask::whole-one"]);
   });
 });

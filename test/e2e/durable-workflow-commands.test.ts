@@ -330,7 +330,8 @@ describe("taskq dead-letters under GitHub Actions", () => {
     const legacy = `legacy-${value}`;
     const file = await workflowFile(
       `mask-${randomBytes(3).toString("hex")}`,
-      `tasks:\n  deploy:\n    run: |\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
+      // `api`, which shows the value `deploy` masks, fails first and is quoted first: the masks go before every task's lines.
+      `tasks:\n  api:\n    run: |\n      echo "key=${value}"\n      exit 2\n  deploy:\n    run: |\n      sleep 0.3\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
     );
     const runId = `mask-${SCHEMA}`;
     runIds.push(runId);
@@ -339,6 +340,8 @@ describe("taskq dead-letters under GitHub Actions", () => {
     for (const args of [["dead-letters", runId], ["status", runId]]) {
       const text = await taskq(args, { GITHUB_ACTIONS: "true" });
       expect(text.stdout).toContain(`using ${value}`);
+      // Before: `api`'s `key=...` came before `deploy`'s masks, shown unmasked.
+      expect(text.stdout.indexOf(`key=${value}`)).toBeLessThan(text.stdout.indexOf(`using ${value}`));
       expect(masked(text.stdout)).toEqual(expect.arrayContaining([value, legacy]));
       expect(shownUnmasked(text.stdout, value)).toEqual([]);
       // The quoted lines still go between a stop and its token: the runner reads the masks, the stop and its end.

@@ -696,6 +696,8 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     // dead letters after it away, and its `::add-mask::` or `::stop-commands::` as commands; and a line a worker elsewhere
     // cut within a word, cut after a whole one (see tailLineInWords).
     const commandsRead = !terminal && underGitHubActions();
+    // Their mask commands first, all of them: a value one task masked may show in another's lines, quoted before it (see tailMaskCommands).
+    if (commandsRead) for (const mask of tailMaskCommands(dead.flatMap((row) => row.tail)) ?? []) process.stdout.write(`${mask}\n`);
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
       // Where the whole output is, as status says it: on the machine of the worker that ran its last attempt.
@@ -708,7 +710,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
         const its = elsewhere === undefined ? "" : `; its log: ${escapeControls(elsewhere)}`;
         process.stdout.write(`  last ${row.tail.length === 1 ? "line" : `${row.tail.length} lines`} of attempt ${row.tailAttempt} (attempt ${row.attempts} left none${its}):\n`);
       }
-      for (const line of quoted(row.tail.map((text) => `    ${safe(commandsRead ? tailLineInWords(text) : text)}`), commandsRead, row.tail)) process.stdout.write(`${line}\n`);
+      for (const line of quoted(row.tail.map((text) => `    ${safe(commandsRead ? tailLineInWords(text) : text)}`), commandsRead)) process.stdout.write(`${line}\n`);
       // As a run's summary and status say it: no one opens the log for lines it has not.
       if (row.tail.length === 0) process.stdout.write("  no output\n");
       if (row.cancelledDependents.length > 0) process.stdout.write(`  cancelled because of it: ${shownIds(row.cancelledDependents)}\n`); // all of them in JSON

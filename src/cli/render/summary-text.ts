@@ -78,7 +78,12 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted), and
   // a line a worker elsewhere cut within a word is cut after a whole one (see tailLineInWords).
   const commandsRead = options.commandsRead === true;
-  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead, lines);
+  /** The lines quoted, as written: their mask commands go first, all of them, before any task's lines (see tailMaskCommands). */
+  const shown: string[] = [];
+  const quote = (lines: string[]): string[] => {
+    shown.push(...lines);
+    return quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead);
+  };
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -194,6 +199,8 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
+  // Before any task's lines: a value one task masked may show in another's, quoted before it (a running task's, a dead letter's).
+  if (commandsRead) out.unshift(...(tailMaskCommands(shown) ?? []));
   return `${out.join("\n")}\n`;
 }
 
@@ -227,37 +234,32 @@ const SGR = /\x1b\[[0-9;:]*m/g;
  * failed task's `::error file=a.ts::...` made its annotation a second time, and a `::group::` put the rest of the
  * summary, the other dead letters and the logs' folder, into a group the log shows folded. (`dead-letters` quotes them so too.)
  */
-export function quoted(lines: string[], commandsRead: boolean, written: readonly string[]): string[] {
-  if (!commandsRead) return lines;
-  // A mask command among them (`written`, the lines as the store keeps them) goes first, bare, where the runner reads it: inside the
-  // stop it read none, and the value, which a worker elsewhere (not under GitHub Actions) never had masked, showed in the
-  // lines after it.
-  const masks = tailMaskCommands(written) ?? [];
-  if (!lines.some(holdsWorkflowCommand)) return [...masks, ...lines];
+export function quoted(lines: string[], commandsRead: boolean): string[] {
+  if (!commandsRead || !lines.some(holdsWorkflowCommand)) return lines;
   const token = `taskq-${randomBytes(8).toString("hex")}`;
-  return [...masks, `::stop-commands::${token}`, ...lines, `::${token}::`];
+  return [`::stop-commands::${token}`, ...lines, `::${token}::`];
 }
 
 /**
- * The `::add-mask::` commands (and the runner's older `##[add-mask]` form, as `::add-mask::`) a task's last lines hold, as
- * the store keeps them, each once, as lines to write where GitHub Actions' runner reads them (see maskCommands): for
- * `status` and `dead-letters`, which show lines a worker elsewhere wrote, whose runner never read their commands. Of a
- * line cut at TAIL_LINE_LIMIT characters, the value as far as it was kept, and as far as tailLineInWords shows it: the
- * cut mark is no part of it. Undefined where there is none.
+ * The `::add-mask::` commands (and the runner's older `##[add-mask]` form, as `::add-mask::`) tasks' last lines hold, as
+ * the store keeps them, each once, as lines to write where GitHub Actions' runner reads them (see maskCommands), before
+ * any of those lines: inside the stop that quotes them (see quoted) the runner reads none, and `status` and `dead-letters`
+ * show lines a worker elsewhere wrote, whose runner never read their commands. A value runs to its line's end (or a `\r`):
+ * in a line cut at TAIL_LINE_LIMIT characters the last one was cut, and is left out, as is one of white space only: its
+ * first characters, down to one, masked wherever they stood in the rest of the job's log. Undefined where there is none.
  */
 export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
   let found: Set<string> | undefined;
   for (const line of lines) {
     const mark = cutMarkStart(line);
-    // tailLineInWords keeps the mark as it was, after the words it keeps.
-    const texts = mark === -1 ? [line] : [line.slice(0, mark), tailLineInWords(line).slice(0, -(line.length - mark))];
-    for (const text of texts) {
-      // A command with no value masks nothing.
-      for (const mask of maskCommandsInText(text) ?? []) if (mask !== "::add-mask::") (found ??= new Set()).add(mask);
-    }
+    // Of a cut line, the parts a `\r` ended, whole.
+    const text = mark === -1 ? line : line.slice(0, Math.max(line.lastIndexOf("\r", mark), 0));
+    for (const mask of maskCommandsInText(text) ?? []) if (mask.slice(MASK_COMMAND.length).trim() !== "") (found ??= new Set()).add(mask);
   }
   return found === undefined ? undefined : [...found];
 }
+
+const MASK_COMMAND = "::add-mask::";
 
 /**
  * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
