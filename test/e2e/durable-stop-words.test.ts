@@ -72,9 +72,7 @@ describe("a stopping worker whose database refuses it", () => {
       await refuse();
       await writeFile(go, "");
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
-      worker.cli.child.kill("SIGINT");
-      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
-      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      const line = await recordLineOnSigint(worker, runId);
       // Before: "the database does not answer: trying to record it".
       expect(line).toContain(`it succeeded (exit 0); the database refuses it (too many connections for role "${role}"): trying to record it until its lease runs out`);
       // One at a time: two signals sent at once may reach it as one.
@@ -360,11 +358,9 @@ describe("a stopping worker whose record waits on a row lock another session hol
       await writeFile(go, "");
       // The task has ended, and its record waits on the row.
       expect(await eventually(workerWaitsOnLock, 15_000)).toBe(true);
-      worker.cli.child.kill("SIGINT");
-      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
-      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      const line = await recordLineOnSigint(worker, runId);
       // Before: "the database does not answer", of a record no try of which had failed, waiting on the row.
-      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); the database was reached, but a statement of this worker's waits on a lock another session holds: trying to record it until its lease runs out`);
+      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); ${WAITS_ON_A_LOCK}`);
       expect(line).not.toContain("does not answer");
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);
@@ -377,6 +373,16 @@ describe("a stopping worker whose record waits on a row lock another session hol
     expect(worker.stdout()).not.toContain(`left    ${runId}/done`);
   });
 });
+
+/** The record line's words for a record whose statement waits on a row another session holds. */
+const WAITS_ON_A_LOCK = "the database was reached, but a statement of this worker's waits on a lock another session holds: trying to record it until its lease runs out";
+
+/** Stops a worker with SIGINT and gives its `record` line of task `done` of `runId`, once it is out. */
+async function recordLineOnSigint(worker: Awaited<ReturnType<typeof startWorker>>, runId: string): Promise<string> {
+  worker.cli.child.kill("SIGINT");
+  expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
+  return worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+}
 
 /** Whether a statement of a taskq worker on this test's schema waits on a lock (a record waiting on a row another session holds). */
 async function workerWaitsOnLock(): Promise<boolean> {
@@ -409,11 +415,9 @@ describe("a stopping worker whose record, a try of which failed, now waits on a 
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
       proxy.accept();
       expect(await eventually(workerWaitsOnLock, 15_000)).toBe(true);
-      worker.cli.child.kill("SIGINT");
-      expect(await eventually(() => worker.stdout().includes(`record  ${runId}/done: `), 20_000)).toBe(true);
-      const line = worker.stdout().split("\n").find((text) => text.includes(`record  ${runId}/done: `)) ?? "";
+      const line = await recordLineOnSigint(worker, runId);
       // Before: "the database does not answer", of a record whose try on its way waited on the row, a try before it having failed.
-      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); the database was reached, but a statement of this worker's waits on a lock another session holds: trying to record it until its lease runs out`);
+      expect(line).toContain(`record  ${runId}/done: it failed (exited with code 1); ${WAITS_ON_A_LOCK}`);
       expect(line).not.toContain("does not answer");
       await locker.query("ROLLBACK");
       // Let go, the record goes through and the worker stops, its lease not left.
