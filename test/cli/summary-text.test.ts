@@ -81,6 +81,25 @@ describe("formatSummary", () => {
     expect(formatSummary(summary([], []), colors)).not.toContain("Running");
   });
 
+  it("under GitHub Actions, writes the mask commands of every task's lines the summary holds first, shown or not: a value one task masked shows in no line before its mask", async () => {
+    const colors = await createColors({ color: false, isTTY: false });
+    // A running task whose mask is in a line past the last three shown, a dead letter past the first 20 (shown without lines),
+    // and a dead letter quoted before the one that masks its value.
+    const running: NonNullable<RunSummary["running"]> = [{ id: "r", attempt: 1, maxAttempts: 1, workerId: null, runningMs: 1000, lastLines: ["::add-mask::run-secret", "a", "b", "using run-secret"] }];
+    const letters = Array.from({ length: 22 }, (_, i) => dead(i));
+    letters[0] = { ...dead(0), tail: ["key=deploy-secret"] };
+    letters[1] = { ...dead(1), tail: ["::add-mask::deploy-secret"] };
+    letters[21] = { ...dead(21), tail: ["::add-mask::late-secret"] };
+    const text = formatSummary({ ...summary(letters, []), running }, colors, false, { commandsRead: true });
+    const lines = text.split("\n");
+    expect(lines.slice(0, 3)).toEqual(["::add-mask::run-secret", "::add-mask::deploy-secret", "::add-mask::late-secret"]);
+    // Before: run-secret and late-secret were masked nowhere, and deploy-secret only after d0's line showed it.
+    expect(lines.findIndex((line) => line.includes("using run-secret"))).toBeGreaterThan(2);
+    expect(lines.findIndex((line) => line.includes("key=deploy-secret"))).toBeGreaterThan(2);
+    // Outside GitHub Actions, none.
+    expect(formatSummary({ ...summary(letters, []), running }, colors)).not.toContain("::add-mask::run-secret\n");
+  });
+
   it("says of a running task whose lease ran out what a sweep does with it: queued again, or cancelled where a cancel was asked for or its run was stopped", async () => {
     const colors = await createColors({ color: false, isTTY: false });
     const base = { attempt: 1, maxAttempts: 3, workerId: "host-a:123", runningMs: 7_500, leaseExpiredMs: 2_500 };
@@ -179,7 +198,7 @@ describe("a task's last lines in the summary", () => {
 });
 
 describe("tailMaskCommands", () => {
-  it("gives each mask command of a task's last lines once, the older form as `::add-mask::`; none of white space only, nor the last of a line cut at 1,000 characters, whose value was cut", () => {
+  it("gives each mask command of a task's last lines once, the older form as `::add-mask::`; none of white space only, nor the last of a line cut at 1,000 characters, whose value was cut, but as far as it is shown where that is 8 characters or more", () => {
     expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::", "::add-mask::   "])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
     expect(tailMaskCommands(["no command here"])).toBeUndefined();
     // A value across the cut: not masked in part, down to its first character, which the runner would then mask everywhere
@@ -188,6 +207,10 @@ describe("tailMaskCommands", () => {
     expect(tailMaskCommands([`${token.slice(0, 1000)}… (${token.length} bytes)`])).toBeUndefined();
     const words = `::add-mask::x ${"y".repeat(1100)}`;
     expect(tailMaskCommands([`${words.slice(0, 1000)}… (${words.length} bytes)`])).toBeUndefined();
+    // A value cut where its first words are shown (as tailLineInWords shows them under GitHub Actions): those words are masked,
+    // where they are 8 characters or more (before: shown unmasked).
+    const json = `::add-mask::{"type": "service_account", "private_key_id": "${"k".repeat(1100)}"}`;
+    expect(tailMaskCommands([`${json.slice(0, 1000)}… (${json.length} bytes)`])).toEqual(['::add-mask::{"type": "service_account", "private_key_id":']);
     // A part a `\r` ended before the cut is whole, and masked.
     const parts = `::add-mask::whole-one\r${"z".repeat(1100)}`;
     expect(tailMaskCommands([`${parts.slice(0, 1000)}… (${parts.length} bytes)`])).toEqual(["::add-mask::whole-one"]);

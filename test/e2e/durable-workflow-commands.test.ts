@@ -328,10 +328,11 @@ describe("taskq dead-letters under GitHub Actions", () => {
   it("writes the mask commands of a failed task's last lines (a worker outside GitHub Actions ran it) bare before the stop that quotes them, in dead-letters and status, and to stderr before the record with --output json: inside the stop the runner read none, and the value showed", async () => {
     const value = "s3cr3t-value-123";
     const legacy = `legacy-${value}`;
+    const apiEnded = path.join(durable.ws.dir, `api-ended-${randomBytes(3).toString("hex")}`);
     const file = await workflowFile(
       `mask-${randomBytes(3).toString("hex")}`,
       // `api`, which shows the value `deploy` masks, fails first and is quoted first: the masks go before every task's lines.
-      `tasks:\n  api:\n    run: |\n      echo "key=${value}"\n      exit 2\n  deploy:\n    run: |\n      sleep 0.3\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
+      `tasks:\n  api:\n    run: |\n      echo "key=${value}"\n      touch ${apiEnded}\n      exit 2\n  deploy:\n    run: |\n      until [ -e ${apiEnded} ]; do sleep 0.05; done; sleep 1\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
     );
     const runId = `mask-${SCHEMA}`;
     runIds.push(runId);

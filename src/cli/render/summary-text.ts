@@ -78,12 +78,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   // A task's lines, quoted: under GitHub Actions, where a workflow command among them is not read as one (see quoted), and
   // a line a worker elsewhere cut within a word is cut after a whole one (see tailLineInWords).
   const commandsRead = options.commandsRead === true;
-  /** The lines quoted, as written: their mask commands go first, all of them, before any task's lines (see tailMaskCommands). */
-  const shown: string[] = [];
-  const quote = (lines: string[]): string[] => {
-    shown.push(...lines);
-    return quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead);
-  };
+  const quote = (lines: string[]): string[] => quoted(lines.map((line) => dimLine(c, `      ${safe(commandsRead ? tailLineInWords(line) : line)}`)), commandsRead);
   const { counts } = summary;
   const out: string[] = [""];
   const parts = [
@@ -199,8 +194,12 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
     if (others.length > shown.length) out.push(`  ... and ${others.length - shown.length} more`);
   }
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
-  // Before any task's lines: a value one task masked may show in another's, quoted before it (a running task's, a dead letter's).
-  if (commandsRead) out.unshift(...(tailMaskCommands(shown) ?? []));
+  // Before any task's lines: a value one task masked may show in another's, quoted before it (a running task's, a dead letter's); of
+  // every line the summary holds, shown or not (a running task's earlier lines, the dead letters past the first few), as JSON's.
+  if (commandsRead) {
+    const held = [...running.flatMap((task) => task.lastLines ?? []), ...summary.deadLetters.flatMap((letter) => letter.tail), ...others.flatMap((x) => x.tail ?? [])];
+    out.unshift(...(tailMaskCommands(held) ?? []));
+  }
   return `${out.join("\n")}\n`;
 }
 
@@ -250,16 +249,28 @@ export function quoted(lines: string[], commandsRead: boolean): string[] {
  */
 export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
   let found: Set<string> | undefined;
+  const add = (text: string, shortest: number): void => {
+    for (const mask of maskCommandsInText(text) ?? []) if (mask.slice(MASK_COMMAND.length).trim().length >= shortest) (found ??= new Set()).add(mask);
+  };
   for (const line of lines) {
     const mark = cutMarkStart(line);
-    // Of a cut line, the parts a `\r` ended, whole.
-    const text = mark === -1 ? line : line.slice(0, Math.max(line.lastIndexOf("\r", mark), 0));
-    for (const mask of maskCommandsInText(text) ?? []) if (mask.slice(MASK_COMMAND.length).trim() !== "") (found ??= new Set()).add(mask);
+    if (mark === -1) {
+      add(line, 1);
+      continue;
+    }
+    // Of a cut line, the parts a `\r` ended, whole; and the last, cut, as far as it is shown (tailLineInWords keeps the mark as
+    // it was, after the words it keeps), where that is long enough to be no common word: its first words show, else.
+    const end = Math.max(line.lastIndexOf("\r", mark), 0);
+    add(line.slice(0, end), 1);
+    const shown = tailLineInWords(line).slice(0, -(line.length - mark));
+    if (shown.length > end) add(shown.slice(shown.lastIndexOf("\r") + 1), CUT_VALUE_MASKED_FROM);
   }
   return found === undefined ? undefined : [...found];
 }
 
 const MASK_COMMAND = "::add-mask::";
+/** The fewest characters of a value a cut shortened that are masked (see tailMaskCommands): fewer, a word such as `Bearer`, is left. */
+const CUT_VALUE_MASKED_FROM = 8;
 
 /**
  * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
