@@ -199,7 +199,7 @@ describe("a task's last lines in the summary", () => {
 
 describe("tailMaskCommands", () => {
   it("gives each mask command of a task's last lines once, the older form as `::add-mask::`; none of white space only, nor the last of a line cut at 1,000 characters, whose value was cut, but as far as it is shown where that is 8 characters or more", () => {
-    expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::", "::add-mask::   "])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
+    expect(tailMaskCommands(["plain", "::add-mask::a1", "  ::add-mask::a1", "x ##[add-mask]b2", "::add-mask::", "::add-mask::   ", "::add-mask::%0D%0A"])).toEqual(["::add-mask::a1", "::add-mask::b2"]);
     expect(tailMaskCommands(["no command here"])).toBeUndefined();
     // A value across the cut: not masked in part, down to its first character, which the runner would then mask everywhere
     // in the rest of the job's log (before: `::add-mask::s` of `0...0##[add-mask]s3cret-token`, cut after its `s`).

@@ -6,7 +6,7 @@ import { cutMarkStart, tailLineInWords } from "../../handlers/line-splitter.js";
 import { oneLine } from "../one-line.js";
 import { terminalSafe } from "./control-bytes.js";
 import { clockWithDate } from "./describe.js";
-import { holdsWorkflowCommand, maskCommandsInText } from "./workflow-commands.js";
+import { holdsWorkflowCommand, maskCommandsInText, unescapeData } from "./workflow-commands.js";
 import type { RunSummary } from "./types.js";
 
 /** Running tasks listed by a durable run's status; the rest are counted. */
@@ -250,7 +250,7 @@ export function quoted(lines: string[], commandsRead: boolean): string[] {
 export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
   let found: Set<string> | undefined;
   const add = (text: string, shortest: number): void => {
-    for (const mask of maskCommandsInText(text) ?? []) if (mask.slice(MASK_COMMAND.length).trim().length >= shortest) (found ??= new Set()).add(mask);
+    for (const mask of maskCommandsInText(text) ?? []) if (unescapeData(mask.slice(MASK_COMMAND.length)).trim().length >= shortest) (found ??= new Set()).add(mask);
   };
   for (const line of lines) {
     const mark = cutMarkStart(line);

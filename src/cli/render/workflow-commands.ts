@@ -248,7 +248,7 @@ export function holdsLegacyCommand(bytes: Buffer): boolean {
 }
 
 /** A command's data as the runner reads it: `%0D`, `%0A` and `%25` stand for "\r", "\n" and `%`. */
-function unescapeData(data: string): string {
+export function unescapeData(data: string): string {
   return data.replaceAll("%0D", "\r").replaceAll("%0A", "\n").replaceAll("%25", "%");
 }
 
