@@ -332,7 +332,7 @@ describe("taskq dead-letters under GitHub Actions", () => {
     const file = await workflowFile(
       `mask-${randomBytes(3).toString("hex")}`,
       // `api`, which shows the value `deploy` masks, fails first and is quoted first: the masks go before every task's lines.
-      `tasks:\n  api:\n    run: |\n      echo "key=${value}"\n      touch ${apiEnded}\n      exit 2\n  deploy:\n    run: |\n      until [ -e ${apiEnded} ]; do sleep 0.05; done; sleep 1\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
+      `tasks:\n  api:\n    run: |\n      echo "key=${value}"\n      touch ${apiEnded}\n      exit 2\n  deploy:\n    run: |\n      until [ -e ${apiEnded} ]; do sleep 0.05; done; sleep 2\n      T=${value}\n      echo "::add-mask::$T"\n      echo "using $T"\n      echo "x ##[add-mask]legacy-$T"\n      echo "with legacy-$T"\n      exit 3\n`,
     );
     const runId = `mask-${SCHEMA}`;
     runIds.push(runId);
@@ -341,8 +341,8 @@ describe("taskq dead-letters under GitHub Actions", () => {
     for (const args of [["dead-letters", runId], ["status", runId]]) {
       const text = await taskq(args, { GITHUB_ACTIONS: "true" });
       expect(text.stdout).toContain(`using ${value}`);
-      // Before: `api`'s `key=...` came before `deploy`'s masks, shown unmasked.
-      expect(text.stdout.indexOf(`key=${value}`)).toBeLessThan(text.stdout.indexOf(`using ${value}`));
+      // Before: `api`'s `key=...` came before `deploy`'s masks, shown unmasked (shownUnmasked below). `api` ends first, so is
+      // quoted first, as a rule (the lines are in the order their ends were recorded: not asserted, a loaded machine may record late).
       expect(masked(text.stdout)).toEqual(expect.arrayContaining([value, legacy]));
       expect(shownUnmasked(text.stdout, value)).toEqual([]);
       // The quoted lines still go between a stop and its token: the runner reads the masks, the stop and its end.

@@ -249,28 +249,19 @@ export function quoted(lines: string[], commandsRead: boolean): string[] {
  */
 export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
   let found: Set<string> | undefined;
-  const add = (text: string, shortest: number): void => {
-    for (const mask of maskCommandsInText(text) ?? []) if (unescapeData(mask.slice(MASK_COMMAND.length)).trim().length >= shortest) (found ??= new Set()).add(mask);
+  const add = (text: string): void => {
+    for (const mask of maskCommandsInText(text) ?? []) if (unescapeData(mask.slice(MASK_COMMAND.length)).trim() !== "") (found ??= new Set()).add(mask);
   };
   for (const line of lines) {
     const mark = cutMarkStart(line);
-    if (mark === -1) {
-      add(line, 1);
-      continue;
-    }
-    // Of a cut line, the parts a `\r` ended, whole; and the last, cut, as far as it is shown (tailLineInWords keeps the mark as
-    // it was, after the words it keeps), where that is long enough to be no common word: its first words show, else.
-    const end = Math.max(line.lastIndexOf("\r", mark), 0);
-    add(line.slice(0, end), 1);
-    const shown = tailLineInWords(line).slice(0, -(line.length - mark));
-    if (shown.length > end) add(shown.slice(shown.lastIndexOf("\r") + 1), CUT_VALUE_MASKED_FROM);
+    // Of a cut line, the parts a `\r` ended, whole. Not the last, which the cut shortened: masked as far as it was kept or is
+    // shown, it was `-----BEGIN` of a certificate, or one character, masked wherever it stood in the rest of the job's log.
+    add(mark === -1 ? line : line.slice(0, Math.max(line.lastIndexOf("\r", mark), 0)));
   }
   return found === undefined ? undefined : [...found];
 }
 
 const MASK_COMMAND = "::add-mask::";
-/** The fewest characters of a value a cut shortened that are masked (see tailMaskCommands): fewer, a word such as `Bearer`, is left. */
-const CUT_VALUE_MASKED_FROM = 8;
 
 /**
  * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
