@@ -25,7 +25,7 @@ describe("a worker stopped while its database refuses connections, a task's succ
     const go = path.join(durable.ws.dir, "go");
     // Eleven records waited for at once: one listener for the give-up, not one each (Node warned past ten).
     const ended = ["done", ...Array.from({ length: 10 }, (_, index) => `also-${index + 1}`)];
-    const waits = ended.map((id) => `  ${id}: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done' }\n`).join("");
+    const waits = ended.map((id) => `  ${id}: { run: 'echo waiting; while [ ! -e ${go} ]; do sleep 0.05; done; echo ended' }\n`).join("");
     const file = await workflowFile("give-up", `tasks:\n${waits}  long: { run: 'echo long; sleep 1000' }\n`);
     const target = new URL(DATABASE_URL);
     const proxy = await startFreezableProxy({ host: target.hostname, port: Number(target.port || 5432) });
@@ -36,7 +36,9 @@ describe("a worker stopped while its database refuses connections, a task's succ
       expect(await eventually(() => ended.every((id) => worker.stdout().includes(`${runId}/${id} | waiting`)) && worker.stdout().includes(`${runId}/long | long`), 30_000)).toBe(true);
       proxy.refuse();
       await writeFile(go, "");
-      // The task has succeeded: its record is refused.
+      // The tasks have succeeded, every one (each saw the file, a loaded machine's 50 ms poll later: one that had not yet
+      // was killed by the second signal, given back, and no record of it said), and a record is refused.
+      expect(await eventually(() => ended.every((id) => worker.stdout().includes(`${runId}/${id} | ended`)), 15_000)).toBe(true);
       expect(await eventually(() => worker.stdout().includes("db      complete failed: "), 15_000)).toBe(true);
       worker.cli.child.kill("SIGINT");
       expect(await eventually(() => worker.stdout().includes("SIGINT received: "), 10_000)).toBe(true);
