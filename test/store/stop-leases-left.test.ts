@@ -1,27 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { PostgresWorker } from "../../src/store/postgres/worker.js";
 import type { AttemptContext, WorkerEvent } from "../../src/store/postgres/worker-types.js";
-import { DATABASE_URL, dropSchema, sql, task, uniqueSchema, until, workflow } from "./helpers.js";
+import { DATABASE_URL, sql, task, until, useStoreSchema, workflow } from "./helpers.js";
 
 // What a stopping worker says of the leases it is left with, and of the records it gives up, in its events: the store's
 // database is there, the worker's store refuses what each test needs refused.
 describe("a stopping worker's words on the leases and records it is left with", () => {
-  const schema = uniqueSchema();
-  /** Sets up and ends the runs, with every method of its own. */
-  let observer: PostgresStore;
+  /** Its `store` sets up and ends the runs, with every method of its own. */
+  const observed = useStoreSchema();
+  const { schema } = observed;
   const cleanups: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    observer = await PostgresStore.open({ connectionString: DATABASE_URL, schema });
-  });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  afterAll(async () => {
-    // Unset when beforeAll failed (no database): that failure shows alone, nothing was made to drop.
-    if (observer === undefined) return;
-    await observer.close();
-    await dropSchema(schema);
   });
 
   const untilAborted = (context: AttemptContext) =>
@@ -33,13 +24,13 @@ describe("a stopping worker's words on the leases and records it is left with", 
     const runs: string[] = [];
     cleanups.push(async () => {
       for (const run of runs) {
-        await sql(observer, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [run]);
-        await observer.cancelRun(run);
+        await sql(observed.store, "UPDATE $schema.tasks SET lease_expires_at = now() WHERE run_id = $1", [run]);
+        await observed.store.cancelRun(run);
       }
       await store.close();
     });
     const runId = async (): Promise<string> => {
-      const run = await observer.submitRun(workflow([task("only")]));
+      const run = await observed.store.submitRun(workflow([task("only")]));
       runs.push(run);
       return run;
     };

@@ -17,7 +17,7 @@ import { oneLine } from "../one-line.js";
 import { toJson } from "../output.js";
 import { createColors } from "../render/colors.js";
 import { terminalSafe } from "../render/control-bytes.js";
-import { formatSummary, leaseRanOutWords, quoted, shownIds, tailMaskCommands, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
+import { formatSummary, leaseRanOutWords, quoted, shownIds, summaryTaskLines, tailMaskCommands, unfinishedCount, unfinishedParts, WORKER_GONE, WORKER_WAITS_FOR } from "../render/summary-text.js";
 import { underGitHubActions, withoutLegacyCommands, writeCommands } from "../render/workflow-commands.js";
 import type { CancelledLine, DeadLetterLine, RunSummary } from "../render/types.js";
 import { noteFields } from "../note-fields.js";
@@ -697,7 +697,7 @@ export async function deadLettersCommand(runId: string | undefined, flags: Flags
     // cut within a word, cut after a whole one (see tailLineInWords).
     const commandsRead = !terminal && underGitHubActions();
     // Their mask commands first, all of them: a value one task masked may show in another's lines, quoted before it (see tailMaskCommands).
-    if (commandsRead) for (const mask of tailMaskCommands(dead.flatMap((row) => row.tail)) ?? []) process.stdout.write(`${mask}\n`);
+    if (commandsRead) writeCommands(process.stdout, tailMaskCommands(dead.flatMap((row) => row.tail)));
     for (const row of dead) {
       process.stdout.write(`${row.runId}/${row.key}: ${safe(oneLine(describeRow(row)))} (${row.attempts} attempt${row.attempts === 1 ? "" : "s"})\n`);
       // Where the whole output is, as status says it: on the machine of the worker that ran its last attempt.
@@ -927,8 +927,7 @@ export async function printRunSummary(
   // Under GitHub Actions, a `##[` of a task's last lines written so that its runner reads no command in it, as a run's
   // records are (see withoutLegacyCommands); and those lines as its runner is to read them (see linesForRunner).
   if (options.json && underGitHubActions()) {
-    const lines = [...summary.deadLetters.map((x) => x.tail), ...summary.cancelled.map((x) => x.tail ?? []), ...(summary.running ?? []).map((x) => x.lastLines ?? [])];
-    writeCommands(process.stderr, tailMaskCommands(lines.flat()));
+    writeCommands(process.stderr, tailMaskCommands(summaryTaskLines(summary)));
     const shown = {
       ...record,
       deadLetters: summary.deadLetters.map((x) => ({ ...x, tail: linesForRunner(x.tail) })),

@@ -196,10 +196,7 @@ export function formatSummary(summary: RunSummary, c: ChalkInstance, terminal = 
   out.push("", c.dim(`logs: ${escapeControls(summary.logDir)}`));
   // Before any task's lines: a value one task masked may show in another's, quoted before it (a running task's, a dead letter's); of
   // every line the summary holds, shown or not (a running task's earlier lines, the dead letters past the first few), as JSON's.
-  if (commandsRead) {
-    const held = [...running.flatMap((task) => task.lastLines ?? []), ...summary.deadLetters.flatMap((letter) => letter.tail), ...others.flatMap((x) => x.tail ?? [])];
-    out.unshift(...(tailMaskCommands(held) ?? []));
-  }
+  if (commandsRead) out.unshift(...(tailMaskCommands(summaryTaskLines(summary)) ?? []));
   return `${out.join("\n")}\n`;
 }
 
@@ -243,9 +240,9 @@ export function quoted(lines: string[], commandsRead: boolean): string[] {
  * The `::add-mask::` commands (and the runner's older `##[add-mask]` form, as `::add-mask::`) tasks' last lines hold, as
  * the store keeps them, each once, as lines to write where GitHub Actions' runner reads them (see maskCommands), before
  * any of those lines: inside the stop that quotes them (see quoted) the runner reads none, and `status` and `dead-letters`
- * show lines a worker elsewhere wrote, whose runner never read their commands. A value runs to its line's end (or a `\r`):
- * in a line cut at TAIL_LINE_LIMIT characters the last one was cut, and is left out, as is one of white space only: its
- * first characters, down to one, masked wherever they stood in the rest of the job's log. Undefined where there is none.
+ * show lines a worker elsewhere wrote, whose runner never read their commands. Left out: a value of white space only, which
+ * the runner refuses, and, as a value runs to its line's end (or a `\r`), the last of a line cut at TAIL_LINE_LIMIT
+ * characters, which the cut shortened. Undefined where there is none.
  */
 export function tailMaskCommands(lines: readonly string[]): string[] | undefined {
   let found: Set<string> | undefined;
@@ -262,6 +259,11 @@ export function tailMaskCommands(lines: readonly string[]): string[] | undefined
 }
 
 const MASK_COMMAND = "::add-mask::";
+
+/** Every task's last lines a summary holds, shown or not: the running tasks', the dead letters', the cancelled tasks'. */
+export function summaryTaskLines(summary: RunSummary): string[] {
+  return [...(summary.running ?? []).flatMap((task) => task.lastLines ?? []), ...summary.deadLetters.flatMap((letter) => letter.tail), ...summary.cancelled.flatMap((x) => x.tail ?? [])];
+}
 
 /**
  * A task's line, dimmed to tell it from taskq's own words: the dimming is set again after each
